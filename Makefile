@@ -1,0 +1,43 @@
+# Cairn's build, run, test, bench and lint entry points. `make run` and
+# `make test` are all a fresh machine needs.
+
+GO        ?= go
+BIN       := bin/cairn
+UNIT_PKGS := ./config/... ./glob/... ./storage/... ./server/... ./commands/...
+
+.PHONY: all build run test test-unit test-e2e deps bench lint clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/cairn
+
+run: build
+	./$(BIN)
+
+# deps installs what the tests need and the machine lacks: Debian's
+# redis-server (the reference of the differential tests) and redis-tools
+# (redis-cli, redis-benchmark). A failed install fails the run.
+deps:
+	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
+		echo "installing redis-server and redis-tools"; \
+		apt-get update && apt-get install -y redis-server redis-tools; \
+	fi
+
+test: deps build test-unit test-e2e
+
+test-unit:
+	$(GO) test -race -count=1 -timeout 300s $(UNIT_PKGS)
+
+test-e2e:
+	CAIRN_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 420s ./tests/...
+
+bench: deps build
+	./scripts/bench.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,235 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Batch collects the records of one command's write. It begins with the
+// command's LogData and is committed with Engine.Commit, which adds the
+// replication offset and key-count records. A Batch is owned by the
+// goroutine that created it and is spent by Commit, whatever its result.
+type Batch struct {
+	e      *Engine
+	b      *pebble.Batch
+	log    LogData
+	deltas map[string]KeyCount // key-count change per namespace
+	flush  []string            // namespaces whose count resets to zero
+	nsSet  map[string]string
+	nsDel  []string
+}
+
+// NewBatch starts a batch whose first record is the LogData l.
+func (e *Engine) NewBatch(l LogData) *Batch {
+	b := &Batch{e: e, b: e.db.NewBatch(), log: l}
+	_ = b.b.LogData(l.Encode(), nil)
+	return b
+}
+
+// LogData returns the command context the batch began with.
+func (b *Batch) LogData() LogData { return b.log }
+
+// Empty reports whether the batch holds no data records yet.
+func (b *Batch) Empty() bool {
+	return b.b.Count() == 0 && len(b.flush) == 0
+}
+
+func (b *Batch) addDelta(ns string, keys, expires int64) {
+	if b.deltas == nil {
+		b.deltas = map[string]KeyCount{}
+	}
+	d := b.deltas[ns]
+	d.Keys += keys
+	d.Expires += expires
+	b.deltas[ns] = d
+}
+
+// PutMeta writes m as the metadata of key in ns. old is the key's current
+// metadata as read under its lock (nil when the key does not exist, expired
+// or not), so the key count and the expiry index stay exact.
+func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
+	var keys, expires int64
+	if old == nil {
+		keys = 1
+	} else if old.ExpireAt != 0 {
+		expires--
+		if old.ExpireAt != m.ExpireAt {
+			_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
+		}
+	}
+	if m.ExpireAt != 0 {
+		expires++
+	}
+	if keys != 0 || expires != 0 {
+		b.addDelta(ns, keys, expires)
+	}
+	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
+		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
+	}
+	_ = b.b.Set(metaKey(ns, key), m.encode(nil), nil)
+}
+
+// DeleteKey removes key from ns. old is its current metadata as read under
+// its lock; the key must exist.
+func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
+	if old.ExpireAt != 0 {
+		b.addDelta(ns, -1, -1)
+		_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
+	} else {
+		b.addDelta(ns, -1, 0)
+	}
+	_ = b.b.Delete(metaKey(ns, key), nil)
+	// Collections keep members under subkeys; they go when their
+	// metadata goes (orphaned versions are reclaimed later).
+}
+
+// deleteExpireEntry removes a stale expiry-index entry.
+func (b *Batch) deleteExpireEntry(ns string, ms int64, key []byte) {
+	_ = b.b.Delete(expireKey(ns, ms, key), nil)
+}
+
+// FlushNamespace removes every key of ns.
+func (b *Batch) FlushNamespace(ns string) {
+	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), expirePrefix(ns)} {
+		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
+	}
+	b.flush = append(b.flush, ns)
+}
+
+// PutNamespace records namespace ns with its token.
+func (b *Batch) PutNamespace(ns, token string) {
+	_ = b.b.Set(namespaceKey(ns), []byte(token), nil)
+	if b.nsSet == nil {
+		b.nsSet = map[string]string{}
+	}
+	b.nsSet[ns] = token
+}
+
+// DeleteNamespace forgets namespace ns (its keys stay until flushed).
+func (b *Batch) DeleteNamespace(ns string) {
+	_ = b.b.Delete(namespaceKey(ns), nil)
+	b.nsDel = append(b.nsDel, ns)
+}
+
+// ErrInjectedFault is what the test-only commit fault hook returns.
+var ErrInjectedFault = errors.New("storage: injected commit fault")
+
+// Commit applies the batch atomically with the next replication offset and
+// the updated key counts, then calls the commit hook, all in one critical
+// section so that log order equals offset order. With sync on it waits for
+// the WAL fsync after leaving the section, so concurrent writers share
+// fsyncs. It returns the batch's offset. An error means nothing of the
+// batch was applied (ErrClosed during shutdown, or an injected fault);
+// Pebble treats a failed WAL write as fatal and exits the process.
+func (e *Engine) Commit(b *Batch) (uint64, error) {
+	syncOn := e.sync.Load()
+	e.commitMu.Lock()
+	if e.closed.Load() {
+		e.commitMu.Unlock()
+		b.b.Close()
+		return 0, ErrClosed
+	}
+	if e.fault != nil {
+		if err := e.fault(b); err != nil {
+			e.commitMu.Unlock()
+			b.b.Close()
+			return 0, fmt.Errorf("storage: commit %d: %w", e.offset+1, err)
+		}
+	}
+	offset := e.offset + 1
+	_ = b.b.Set(keyReplOffset, binary.BigEndian.AppendUint64(nil, offset), nil)
+	newCounts := e.pendingCounts(b)
+	for ns, n := range newCounts {
+		if n == (KeyCount{}) {
+			_ = b.b.Delete(countKey(ns), nil)
+		} else {
+			_ = b.b.Set(countKey(ns), n.encode(), nil)
+		}
+	}
+	var repr []byte
+	if e.hook != nil {
+		repr = append([]byte(nil), b.b.Repr()...)
+	}
+	var err error
+	if syncOn {
+		err = e.db.ApplyNoSyncWait(b.b, pebble.Sync)
+	} else {
+		err = e.db.Apply(b.b, pebble.NoSync)
+	}
+	if err != nil {
+		e.commitMu.Unlock()
+		b.b.Close()
+		return 0, fmt.Errorf("storage: commit %d: %w", offset, err)
+	}
+	e.offset = offset
+	e.applyCounts(newCounts)
+	e.applyNamespaces(b)
+	if e.hook != nil {
+		e.hook(offset, repr)
+	}
+	e.commitMu.Unlock()
+	if syncOn {
+		err = b.b.SyncWait()
+	}
+	b.b.Close()
+	if err != nil {
+		return 0, fmt.Errorf("storage: sync commit %d: %w", offset, err)
+	}
+	return offset, nil
+}
+
+// pendingCounts returns the key counts the batch leaves behind, for the
+// namespaces it touches.
+func (e *Engine) pendingCounts(b *Batch) map[string]KeyCount {
+	if len(b.deltas) == 0 && len(b.flush) == 0 {
+		return nil
+	}
+	out := make(map[string]KeyCount, len(b.deltas)+len(b.flush))
+	e.countsMu.RLock()
+	for _, ns := range b.flush {
+		out[ns] = KeyCount{}
+	}
+	for ns, d := range b.deltas {
+		n, flushed := out[ns]
+		if !flushed {
+			n = e.counts[ns]
+		}
+		n.Keys += d.Keys
+		n.Expires += d.Expires
+		out[ns] = n
+	}
+	e.countsMu.RUnlock()
+	return out
+}
+
+func (e *Engine) applyCounts(c map[string]KeyCount) {
+	if len(c) == 0 {
+		return
+	}
+	e.countsMu.Lock()
+	for ns, n := range c {
+		if n == (KeyCount{}) {
+			delete(e.counts, ns)
+		} else {
+			e.counts[ns] = n
+		}
+	}
+	e.countsMu.Unlock()
+}
+
+func (e *Engine) applyNamespaces(b *Batch) {
+	if len(b.nsSet) == 0 && len(b.nsDel) == 0 {
+		return
+	}
+	e.nsMu.Lock()
+	for _, ns := range b.nsDel {
+		delete(e.namespaces, ns)
+	}
+	for ns, t := range b.nsSet {
+		e.namespaces[ns] = t
+	}
+	e.nsMu.Unlock()
+}

@@ -1,0 +1,367 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/hashicorp/go-hclog"
+)
+
+// FormatVersion is the on-disk data format this build reads and writes.
+const FormatVersion uint64 = 1
+
+// Sentinel errors callers test for.
+var (
+	// ErrClosed is returned by Commit after Close has begun.
+	ErrClosed = errors.New("storage: engine is closed")
+	// ErrLocked is returned by Open when another process holds the data dir.
+	ErrLocked = errors.New("storage: data dir is in use by another process")
+	// ErrFormat is returned by Open for data written in a format this build
+	// does not understand.
+	ErrFormat = errors.New("storage: unsupported data format")
+)
+
+// Options configures an Engine.
+type Options struct {
+	// Dir is the data directory; it is created if missing.
+	Dir string
+	// Sync makes every commit wait for its WAL fsync; it can be changed at
+	// runtime with Engine.SetSync.
+	Sync bool
+	// BlockCacheBytes sizes Pebble's block cache; 0 means 64 MiB.
+	BlockCacheBytes int64
+	// Logger receives the engine's and Pebble's messages; nil discards them.
+	Logger hclog.Logger
+}
+
+// CommitHook is called inside the commit critical section after a batch
+// has been applied, with the batch's offset and a copy of its bytes that
+// the hook may keep. Hooks are called in offset order and must not block.
+type CommitHook func(offset uint64, repr []byte)
+
+// Engine owns the Pebble database and is the one path through which every
+// write passes (Commit). It is safe for concurrent use; callers serialize
+// writes to the same key with Locks.
+type Engine struct {
+	db     *pebble.DB
+	cache  *pebble.Cache
+	log    hclog.Logger
+	sync   atomic.Bool
+	closed atomic.Bool
+
+	// Locks are the striped key locks every write holds across read,
+	// commit and publish.
+	Locks *KeyLocks
+
+	commitMu sync.Mutex // serializes offset assignment, Apply and hooks
+	offset   uint64     // last committed offset; guarded by commitMu
+	hook     CommitHook // guarded by commitMu
+	fault    func(*Batch) error
+
+	countsMu sync.RWMutex
+	counts   map[string]KeyCount // per namespace, expired keys included
+
+	nsMu       sync.RWMutex
+	namespaces map[string]string // namespace -> token
+}
+
+// Open opens (creating if needed) the database in opts.Dir. A second
+// process on the same dir gets ErrLocked; data of another format
+// ErrFormat.
+func Open(opts Options) (*Engine, error) {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create data dir %s: %w", opts.Dir, err)
+	}
+	cacheBytes := opts.BlockCacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = 64 << 20
+	}
+	cache := pebble.NewCache(cacheBytes)
+	po := &pebble.Options{
+		Cache:              cache,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{log.Named("pebble")},
+		MemTableSize:       64 << 20,
+	}
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	po.EnsureDefaults()
+	db, err := pebble.Open(opts.Dir, po)
+	if err != nil {
+		cache.Unref()
+		if isLockError(err) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrLocked, opts.Dir, err)
+		}
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
+	}
+	e := &Engine{db: db, cache: cache, log: log, Locks: NewKeyLocks(), counts: map[string]KeyCount{}, namespaces: map[string]string{}}
+	e.sync.Store(opts.Sync)
+	if err := e.load(); err != nil {
+		db.Close()
+		cache.Unref()
+		return nil, err
+	}
+	return e, nil
+}
+
+// isLockError reports whether err is Pebble failing to take the dir lock.
+func isLockError(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || strings.Contains(err.Error(), "resource temporarily unavailable")
+}
+
+// load checks the format version and reads the offset, key counts and
+// namespaces into memory, writing the format record on a new database.
+func (e *Engine) load() error {
+	v, err := e.get(keyFormatVersion)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		b := e.NewBatch(LogData{Cmd: CmdFormat})
+		b.b.Set(keyFormatVersion, binary.BigEndian.AppendUint64(nil, FormatVersion), nil)
+		if err := e.db.Apply(b.b, pebble.Sync); err != nil {
+			return fmt.Errorf("storage: write format version: %w", err)
+		}
+		b.b.Close()
+	case err != nil:
+		return fmt.Errorf("storage: read format version: %w", err)
+	case len(v) != 8 || binary.BigEndian.Uint64(v) != FormatVersion:
+		return fmt.Errorf("%w: data dir has format %x, this build supports %d", ErrFormat, v, FormatVersion)
+	}
+	if v, err := e.get(keyReplOffset); err == nil && len(v) == 8 {
+		e.offset = binary.BigEndian.Uint64(v)
+	} else if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("storage: read replication offset: %w", err)
+	}
+	if err := e.scanPrefix(keyCountPrefix, func(k, v []byte) bool {
+		if n, ok := decodeKeyCount(v); ok && len(k) > len(keyCountPrefix) {
+			e.counts[string(k[len(keyCountPrefix)+1:])] = n
+		}
+		return true
+	}); err != nil {
+		return fmt.Errorf("storage: read key counts: %w", err)
+	}
+	if err := e.scanPrefix(keyNamespacePfx, func(k, v []byte) bool {
+		e.namespaces[string(k[len(keyNamespacePfx):])] = string(v)
+		return true
+	}); err != nil {
+		return fmt.Errorf("storage: read namespaces: %w", err)
+	}
+	e.log.Info("storage opened", "offset", e.offset, "namespaces", len(e.namespaces))
+	return nil
+}
+
+// Close stops further commits and closes Pebble. Commits that already
+// entered the critical section finish first.
+func (e *Engine) Close() error {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	if e.closed.Swap(true) {
+		return nil
+	}
+	err := e.db.Close()
+	e.cache.Unref()
+	if err != nil {
+		return fmt.Errorf("storage: close: %w", err)
+	}
+	return nil
+}
+
+// SetSync changes whether commits wait for their WAL fsync.
+func (e *Engine) SetSync(on bool) { e.sync.Store(on) }
+
+// SetCommitHook installs the post-commit hook; nil removes it.
+func (e *Engine) SetCommitHook(h CommitHook) {
+	e.commitMu.Lock()
+	e.hook = h
+	e.commitMu.Unlock()
+}
+
+// SetCommitFault installs a test-only hook that Commit consults before
+// applying a batch: a non-nil error from it fails the commit as a storage
+// fault would, with nothing applied. nil removes it.
+func (e *Engine) SetCommitFault(f func(*Batch) error) {
+	e.commitMu.Lock()
+	e.fault = f
+	e.commitMu.Unlock()
+}
+
+// Offset returns the offset of the last committed batch.
+func (e *Engine) Offset() uint64 {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	return e.offset
+}
+
+// DBSize returns the number of keys in ns, including expired keys not yet
+// reclaimed.
+func (e *Engine) DBSize(ns string) int64 {
+	e.countsMu.RLock()
+	defer e.countsMu.RUnlock()
+	return e.counts[ns].Keys
+}
+
+// KeyCount is the number of keys of a namespace and how many of them have
+// a TTL, both including expired keys not yet reclaimed.
+type KeyCount struct {
+	Keys, Expires int64
+}
+
+func (n KeyCount) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(n.Keys))
+	return binary.BigEndian.AppendUint64(b, uint64(n.Expires))
+}
+
+func decodeKeyCount(v []byte) (KeyCount, bool) {
+	if len(v) != 16 {
+		return KeyCount{}, false
+	}
+	return KeyCount{Keys: int64(binary.BigEndian.Uint64(v)), Expires: int64(binary.BigEndian.Uint64(v[8:]))}, true
+}
+
+// KeyCounts returns a copy of the per-namespace key counts.
+func (e *Engine) KeyCounts() map[string]KeyCount {
+	e.countsMu.RLock()
+	defer e.countsMu.RUnlock()
+	out := make(map[string]KeyCount, len(e.counts))
+	for k, v := range e.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Namespaces returns a copy of the namespace -> token table.
+func (e *Engine) Namespaces() map[string]string {
+	e.nsMu.RLock()
+	defer e.nsMu.RUnlock()
+	out := make(map[string]string, len(e.namespaces))
+	for k, v := range e.namespaces {
+		out[k] = v
+	}
+	return out
+}
+
+// get reads a raw record, copying its value.
+func (e *Engine) get(k []byte) ([]byte, error) {
+	v, closer, err := e.db.Get(k)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// GetMeta returns the metadata of key in ns. Expired keys are returned
+// too (found is true); callers decide with Metadata.Expired. The value is a
+// private copy.
+func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err error) {
+	v, err := e.get(metaKey(ns, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Metadata{}, false, nil
+	}
+	if err != nil {
+		return Metadata{}, false, fmt.Errorf("storage: get %q: %w", key, err)
+	}
+	m, err = decodeMetadata(v)
+	if err != nil {
+		return Metadata{}, false, fmt.Errorf("storage: key %q: %w", key, err)
+	}
+	return m, true, nil
+}
+
+// scanPrefix calls fn for every record whose key starts with p, in key
+// order, until fn returns false. Slices passed to fn are valid only during
+// the call.
+func (e *Engine) scanPrefix(p []byte, fn func(k, v []byte) bool) error {
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if !fn(it.Key(), it.Value()) {
+			break
+		}
+	}
+	return it.Close()
+}
+
+// ScanKeys calls fn for each key of ns at or after start, in key order,
+// until fn returns false. Expired keys are included. The key slice is only
+// valid during the call; m.Value too.
+func (e *Engine) ScanKeys(ns string, start []byte, fn func(key []byte, m Metadata) bool) error {
+	p := metaPrefix(ns)
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return fmt.Errorf("storage: scan: %w", err)
+	}
+	var ok bool
+	if len(start) > 0 {
+		ok = it.SeekGE(metaKey(ns, start))
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = it.Next() {
+		m, derr := decodeMetadata(it.Value())
+		if derr != nil {
+			e.log.Warn("skipping undecodable metadata", "key", fmt.Sprintf("%q", it.Key()), "error", derr)
+			continue
+		}
+		if !fn(it.Key()[len(p):], m) {
+			break
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("storage: scan: %w", err)
+	}
+	return nil
+}
+
+// ScanExpiring calls fn for each expiry-index entry of ns whose time is at
+// or before untilMs, oldest first, until fn returns false.
+func (e *Engine) ScanExpiring(ns string, untilMs int64, fn func(expireAt int64, key []byte) bool) error {
+	p := expirePrefix(ns)
+	upper := binary.BigEndian.AppendUint64(append([]byte(nil), p...), uint64(untilMs)+1)
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("storage: scan expiring: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		ms, key, valid := decodeExpireKey(it.Key(), len(p))
+		if valid && !fn(ms, key) {
+			break
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("storage: scan expiring: %w", err)
+	}
+	return nil
+}
+
+// pebbleLogger adapts hclog to Pebble's Logger. Pebble's Fatalf is for
+// conditions it cannot continue from (a failed WAL write among them): it
+// logs and exits the process, which DESIGN.md makes our policy for storage
+// faults.
+type pebbleLogger struct{ l hclog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...interface{}) {
+	p.l.Debug(fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...interface{}) {
+	p.l.Error(fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...interface{}) {
+	p.l.Error("fatal storage error: " + fmt.Sprintf(format, args...))
+	os.Exit(1)
+}

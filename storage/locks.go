@@ -1,0 +1,69 @@
+package storage
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync"
+)
+
+// lockStripes is the number of mutexes keys hash onto.
+const lockStripes = 1024
+
+// KeyLocks is a striped set of key locks. Every write holds the locks of
+// its keys across read, commit, replication-log append and publish, so the
+// per-key order of events equals commit order. Keys hashing to one stripe
+// share a mutex; multi-key commands take their stripes in ascending order,
+// so two commands never deadlock.
+type KeyLocks struct {
+	seed    maphash.Seed
+	stripes [lockStripes]sync.Mutex
+}
+
+// NewKeyLocks returns an unlocked set.
+func NewKeyLocks() *KeyLocks { return &KeyLocks{seed: maphash.MakeSeed()} }
+
+func (l *KeyLocks) stripe(ns string, key []byte) int {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	h.WriteString(ns)
+	h.WriteByte(0)
+	h.Write(key)
+	return int(h.Sum64() % lockStripes)
+}
+
+// Lock takes the locks of keys in ns and returns the function that
+// releases them.
+func (l *KeyLocks) Lock(ns string, keys ...[]byte) (unlock func()) {
+	if len(keys) == 1 {
+		m := &l.stripes[l.stripe(ns, keys[0])]
+		m.Lock()
+		return m.Unlock
+	}
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		idx[i] = l.stripe(ns, k)
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			l.stripes[idx[j]].Unlock()
+		}
+	}
+}
+
+// LockAll takes every stripe, excluding all other writers (FLUSHDB,
+// FLUSHALL), and returns the function that releases them.
+func (l *KeyLocks) LockAll() (unlock func()) {
+	for i := range l.stripes {
+		l.stripes[i].Lock()
+	}
+	return func() {
+		for i := len(l.stripes) - 1; i >= 0; i-- {
+			l.stripes[i].Unlock()
+		}
+	}
+}

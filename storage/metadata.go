@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Type is the Redis type of a stored key, as recorded in its metadata and
+// in LogData records.
+type Type byte
+
+// The Redis types. The numbering is part of the on-disk format: append new
+// types, never renumber.
+const (
+	TypeNone Type = iota
+	TypeString
+	TypeHash
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeStream
+)
+
+// String returns the name TYPE replies with.
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeHash:
+		return "hash"
+	case TypeList:
+		return "list"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	case TypeStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// metaHeaderLen is the fixed part of every metadata value: type, flags and
+// the expire time.
+const metaHeaderLen = 10
+
+// Metadata is the decoded metadata record of one user key. A string keeps
+// its value inline (so GET is one read); other types keep a version (which
+// prefixes their subkeys, so deleting the metadata orphans the old members)
+// and an element count.
+type Metadata struct {
+	Type Type
+	// Flags is reserved for per-key flags; zero today.
+	Flags byte
+	// ExpireAt is the absolute expiry in Unix milliseconds, 0 for none.
+	ExpireAt int64
+	// Version and Size are used by the collection types only.
+	Version uint64
+	Size    uint64
+	// Value is the string value for TypeString.
+	Value []byte
+}
+
+// Expired reports whether the key is logically gone at nowMs.
+func (m *Metadata) Expired(nowMs int64) bool {
+	return m.ExpireAt != 0 && m.ExpireAt <= nowMs
+}
+
+// encode appends the metadata value encoding to dst.
+func (m *Metadata) encode(dst []byte) []byte {
+	dst = append(dst, byte(m.Type), m.Flags)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(m.ExpireAt))
+	if m.Type == TypeString {
+		return append(dst, m.Value...)
+	}
+	dst = binary.BigEndian.AppendUint64(dst, m.Version)
+	return binary.BigEndian.AppendUint64(dst, m.Size)
+}
+
+// decodeMetadata decodes a metadata value. The returned Value aliases v.
+func decodeMetadata(v []byte) (Metadata, error) {
+	if len(v) < metaHeaderLen {
+		return Metadata{}, fmt.Errorf("storage: metadata value too short (%d bytes)", len(v))
+	}
+	m := Metadata{Type: Type(v[0]), Flags: v[1], ExpireAt: int64(binary.BigEndian.Uint64(v[2:10]))}
+	rest := v[metaHeaderLen:]
+	if m.Type == TypeString {
+		m.Value = rest
+		return m, nil
+	}
+	if len(rest) < 16 {
+		return Metadata{}, fmt.Errorf("storage: %s metadata too short (%d bytes)", m.Type, len(v))
+	}
+	m.Version = binary.BigEndian.Uint64(rest)
+	m.Size = binary.BigEndian.Uint64(rest[8:])
+	return m, nil
+}
+
+// DecodeMetadata decodes a metadata record value as found in a batch. The
+// returned Value aliases v; an error means the value is not a metadata
+// record Cairn can read.
+func DecodeMetadata(v []byte) (Metadata, error) { return decodeMetadata(v) }
