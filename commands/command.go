@@ -1,0 +1,174 @@
+package commands
+
+import "strings"
+
+func init() {
+	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
+		Subcommands: map[string]*Spec{
+			"count": {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
+			"info":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
+			"docs":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Handler: cmdCommandDocs},
+			"list":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns a list of command names.", Handler: cmdCommandList},
+			"help":  {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdCommandHelp},
+		}})
+}
+
+func cmdCommand(c *Ctx) {
+	all := All()
+	c.W.Array(len(all))
+	for _, s := range all {
+		writeCommandInfo(c, s)
+	}
+}
+
+func cmdCommandCount(c *Ctx) { c.W.Int(int64(len(table))) }
+
+// writeCommandInfo writes one COMMAND INFO entry in Redis 7's ten-field
+// shape: name, arity, flags, first key, last key, step, ACL categories,
+// tips, key specifications, subcommands.
+func writeCommandInfo(c *Ctx, s *Spec) {
+	c.W.Array(10)
+	c.W.BulkString(s.FullName())
+	c.W.Int(int64(s.Arity))
+	flags := s.Flags.Names()
+	c.W.Set(len(flags))
+	for _, f := range flags {
+		c.W.SimpleString(f)
+	}
+	c.W.Int(int64(s.FirstKey))
+	c.W.Int(int64(s.LastKey))
+	c.W.Int(int64(s.Step))
+	c.W.Set(0)
+	c.W.Set(0)
+	c.W.Array(0)
+	subs := sortedSubcommands(s)
+	c.W.Array(len(subs))
+	for _, sub := range subs {
+		writeCommandInfo(c, sub)
+	}
+}
+
+func sortedSubcommands(s *Spec) []*Spec {
+	out := make([]*Spec, 0, len(s.Subcommands))
+	for _, sub := range s.Subcommands {
+		out = append(out, sub)
+	}
+	sortSpecs(out)
+	return out
+}
+
+func sortSpecs(s []*Spec) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Name < s[j-1].Name; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// lookupFull finds "config|get" style names as well as plain ones.
+func lookupFull(name string) *Spec {
+	parent, sub, ok := strings.Cut(strings.ToLower(name), "|")
+	s := table[parent]
+	if !ok || s == nil {
+		return s
+	}
+	return s.Subcommands[sub]
+}
+
+func cmdCommandInfo(c *Ctx) {
+	if len(c.Args) == 2 {
+		cmdCommand(c)
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, a := range c.Args[2:] {
+		if s := lookupFull(string(a)); s != nil {
+			writeCommandInfo(c, s)
+		} else {
+			c.W.NullArray()
+		}
+	}
+}
+
+func cmdCommandDocs(c *Ctx) {
+	var specs []*Spec
+	if len(c.Args) == 2 {
+		specs = All()
+	} else {
+		for _, a := range c.Args[2:] {
+			if s := lookupFull(string(a)); s != nil {
+				specs = append(specs, s)
+			}
+		}
+	}
+	c.W.Map(len(specs))
+	for _, s := range specs {
+		c.W.BulkString(s.FullName())
+		writeCommandDoc(c, s)
+	}
+}
+
+func writeCommandDoc(c *Ctx, s *Spec) {
+	subs := sortedSubcommands(s)
+	n := 3
+	if len(subs) > 0 {
+		n++
+	}
+	c.W.Map(n)
+	c.W.BulkString("summary")
+	c.W.BulkString(s.Summary)
+	c.W.BulkString("since")
+	c.W.BulkString(s.Since)
+	c.W.BulkString("group")
+	c.W.BulkString(s.Group)
+	if len(subs) > 0 {
+		c.W.BulkString("subcommands")
+		c.W.Map(len(subs))
+		for _, sub := range subs {
+			c.W.BulkString(sub.FullName())
+			writeCommandDoc(c, sub)
+		}
+	}
+}
+
+func cmdCommandList(c *Ctx) {
+	var filter func(*Spec) bool
+	if len(c.Args) > 2 {
+		if len(c.Args) != 5 || lower(c.Args[2]) != "filterby" {
+			c.W.Error(errSyntax)
+			return
+		}
+		val := lower(c.Args[4])
+		switch lower(c.Args[3]) {
+		case "module":
+			filter = func(*Spec) bool { return false }
+		case "aclcat":
+			filter = func(*Spec) bool { return false }
+		case "pattern":
+			filter = func(s *Spec) bool { return matchNoCase(val, s.Name) }
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	var names []string
+	for _, s := range All() {
+		if filter == nil || filter(s) {
+			names = append(names, s.Name)
+		}
+	}
+	c.W.Array(len(names))
+	for _, n := range names {
+		c.W.BulkString(n)
+	}
+}
+
+func cmdCommandHelp(c *Ctx) {
+	help(c, "COMMAND", []string{
+		"(no subcommand)", "    Return details about all Redis commands.",
+		"COUNT", "    Return the total number of commands in this Redis server.",
+		"LIST", "    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+	})
+}

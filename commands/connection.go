@@ -1,0 +1,389 @@
+package commands
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RedisVersion is the Redis level whose behaviour Cairn implements; HELLO
+// and INFO report it as redis_version.
+const RedisVersion = "7.0.15"
+
+// defaultNamespaceName is how the default namespace is named to clients.
+const defaultNamespaceName = "__namespace"
+
+func init() {
+	register(
+		&Spec{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale, Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response.", Handler: cmdPing},
+		&Spec{Name: "echo", Arity: 2, Flags: FlagFast, Group: "connection", Since: "1.0.0", Summary: "Returns the given string.", Handler: cmdEcho},
+		&Spec{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Handler: cmdQuit},
+		&Spec{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Handler: cmdReset},
+		&Spec{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "6.0.0", Summary: "Handshakes with the Redis server.", Handler: cmdHello},
+		&Spec{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "1.0.0", Summary: "Authenticates the connection.", Handler: cmdAuth},
+		&Spec{Name: "select", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Group: "connection", Since: "1.0.0", Summary: "Changes the selected database.", Handler: cmdSelect},
+		&Spec{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands.", Handler: nil,
+			Subcommands: map[string]*Spec{
+				"id":      {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Handler: cmdClientID},
+				"setname": {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Sets the connection name.", Handler: cmdClientSetName},
+				"getname": {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: cmdClientGetName},
+				"list":    {Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Lists open connections.", Handler: cmdClientList},
+				"info":    {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about the connection.", Handler: cmdClientInfo},
+				"kill":    {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Terminates open connections.", Handler: cmdClientKill},
+				"help":    {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdClientHelp},
+			}},
+	)
+}
+
+func cmdPing(c *Ctx) {
+	switch len(c.Args) {
+	case 1:
+		c.W.SimpleString("PONG")
+	case 2:
+		c.W.Bulk(c.Args[1])
+	default:
+		c.wrongArity()
+	}
+}
+
+func cmdEcho(c *Ctx) { c.W.Bulk(c.Args[1]) }
+
+func cmdQuit(c *Ctx) {
+	c.Client.CloseAfterReply = true
+	c.W.OK()
+}
+
+func cmdReset(c *Ctx) {
+	c.W.Proto = 2
+	c.Client.SetProto(2)
+	c.Client.SetName("")
+	c.Client.Namespace = ""
+	c.Client.Admin, c.Client.Authed = c.Env.authDefaults()
+	c.W.SimpleString("RESET")
+}
+
+// authDefaults returns the admin and authenticated state of a fresh
+// connection: everything is allowed when no requirepass is set.
+func (e *Env) authDefaults() (admin, authed bool) {
+	open := e.Config.String("requirepass") == ""
+	return open, open
+}
+
+// NewClientState sets a new connection's authentication state.
+func (e *Env) NewClientState(cl *Client) {
+	cl.Admin, cl.Authed = e.authDefaults()
+}
+
+// authenticate checks a password: requirepass makes the connection an
+// admin in the default namespace; a namespace token puts it in that
+// namespace.
+func (c *Ctx) authenticate(pass string) bool {
+	if rp := c.Env.Config.String("requirepass"); rp != "" && pass == rp {
+		c.Client.Namespace, c.Client.Admin, c.Client.Authed = "", true, true
+		return true
+	}
+	for ns, token := range c.Env.Store.Namespaces() {
+		if token == pass {
+			c.Client.Namespace, c.Client.Admin, c.Client.Authed = ns, false, true
+			return true
+		}
+	}
+	return false
+}
+
+const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+
+func cmdAuth(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.W.Error(errSyntax)
+		return
+	}
+	if c.Env.Config.String("requirepass") == "" {
+		c.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	pass := string(c.Args[len(c.Args)-1])
+	if len(c.Args) == 3 && string(c.Args[1]) != "default" {
+		c.W.Error(errWrongPass)
+		return
+	}
+	if !c.authenticate(pass) {
+		c.W.Error(errWrongPass)
+		return
+	}
+	c.W.OK()
+}
+
+func cmdHello(c *Ctx) {
+	proto := int64(c.W.Proto)
+	if len(c.Args) >= 2 {
+		n, ok := parseInt(c.Args[1])
+		if !ok {
+			c.W.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if n < 2 || n > 3 {
+			c.W.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = n
+	}
+	var user, pass, name []byte
+	hasAuth, hasName := false, false
+	for j := 2; j < len(c.Args); j++ {
+		rest := len(c.Args) - j - 1
+		switch opt := lower(c.Args[j]); {
+		case opt == "auth" && rest >= 2:
+			hasAuth, user, pass = true, c.Args[j+1], c.Args[j+2]
+			j += 2
+		case opt == "setname" && rest >= 1:
+			hasName, name = true, c.Args[j+1]
+			j++
+		default:
+			c.errorf("ERR Syntax error in HELLO option '%s'", c.Args[j])
+			return
+		}
+	}
+	if hasAuth {
+		if c.Env.Config.String("requirepass") == "" {
+			c.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+			return
+		}
+		if string(user) != "default" || !c.authenticate(string(pass)) {
+			c.W.Error(errWrongPass)
+			return
+		}
+	}
+	if !c.Client.Authed {
+		c.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if hasName {
+		if !validClientName(name) {
+			c.W.Error(errClientName)
+			return
+		}
+		c.Client.SetName(string(name))
+	}
+	c.W.Proto = int(proto)
+	c.Client.SetProto(int(proto))
+	c.W.Map(7)
+	c.W.BulkString("server")
+	c.W.BulkString("redis")
+	c.W.BulkString("version")
+	c.W.BulkString(RedisVersion)
+	c.W.BulkString("proto")
+	c.W.Int(proto)
+	c.W.BulkString("id")
+	c.W.Int(c.Client.ID)
+	c.W.BulkString("mode")
+	c.W.BulkString("standalone")
+	c.W.BulkString("role")
+	c.W.BulkString("master")
+	c.W.BulkString("modules")
+	c.W.Array(0)
+}
+
+func cmdSelect(c *Ctx) {
+	db, ok := c.intArg(1)
+	if !ok {
+		return
+	}
+	if db != 0 {
+		c.W.Error("ERR DB index is out of range")
+		return
+	}
+	c.W.OK()
+}
+
+const errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+// validClientName applies Redis's rule: printable ASCII without spaces.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdClientID(c *Ctx) { c.W.Int(c.Client.ID) }
+
+func cmdClientSetName(c *Ctx) {
+	if !validClientName(c.Args[2]) {
+		c.W.Error(errClientName)
+		return
+	}
+	c.Client.SetName(string(c.Args[2]))
+	c.W.OK()
+}
+
+func cmdClientGetName(c *Ctx) {
+	if n := c.Client.Name(); n != "" {
+		c.W.BulkString(n)
+		return
+	}
+	c.W.NullBulk()
+}
+
+func cmdClientInfo(c *Ctx) { c.W.Verbatim(c.Client.Info(c.Now) + "\n") }
+
+func cmdClientList(c *Ctx) {
+	var ids map[int64]bool
+	for j := 2; j < len(c.Args); j++ {
+		switch opt := lower(c.Args[j]); {
+		case opt == "type" && j+1 < len(c.Args):
+			switch t := lower(c.Args[j+1]); t {
+			case "normal":
+			case "master", "replica", "slave", "pubsub":
+				ids = map[int64]bool{} // no such clients yet
+			default:
+				c.errorf("ERR Unknown client type '%s'", c.Args[j+1])
+				return
+			}
+			j++
+		case opt == "id" && j+1 < len(c.Args):
+			if ids == nil {
+				ids = map[int64]bool{}
+			}
+			for j++; j < len(c.Args); j++ {
+				id, ok := parseInt(c.Args[j])
+				if !ok || id <= 0 {
+					c.W.Error("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	for _, cl := range c.Env.Clients.List() {
+		if ids != nil && !ids[cl.ID] {
+			continue
+		}
+		if !c.Client.Admin && cl.Namespace != c.Client.Namespace {
+			continue
+		}
+		b.WriteString(cl.Info(c.Now))
+		b.WriteByte('\n')
+	}
+	c.W.Verbatim(b.String())
+}
+
+func cmdClientKill(c *Ctx) {
+	if len(c.Args) == 3 {
+		// Old form: CLIENT KILL addr:port.
+		for _, cl := range c.Env.Clients.List() {
+			if cl.Addr == string(c.Args[2]) {
+				c.kill(cl)
+				c.W.OK()
+				return
+			}
+		}
+		c.W.Error("ERR No such client")
+		return
+	}
+	if len(c.Args)%2 != 0 {
+		c.W.Error(errSyntax)
+		return
+	}
+	skipMe := true
+	var match []func(*Client) bool
+	for j := 2; j < len(c.Args); j += 2 {
+		val := string(c.Args[j+1])
+		switch lower(c.Args[j]) {
+		case "id":
+			id, ok := parseInt(c.Args[j+1])
+			if !ok || id <= 0 {
+				c.W.Error("ERR client-id should be greater than 0")
+				return
+			}
+			match = append(match, func(cl *Client) bool { return cl.ID == id })
+		case "addr":
+			match = append(match, func(cl *Client) bool { return cl.Addr == val })
+		case "laddr":
+			match = append(match, func(cl *Client) bool { return cl.LAddr == val })
+		case "type":
+			switch t := strings.ToLower(val); t {
+			case "normal":
+			case "master", "replica", "slave", "pubsub":
+				match = append(match, func(*Client) bool { return false })
+			default:
+				c.errorf("ERR Unknown client type '%s'", val)
+				return
+			}
+		case "user":
+			match = append(match, func(*Client) bool { return val == "default" })
+		case "skipme":
+			switch strings.ToLower(val) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				c.W.Error(errSyntax)
+				return
+			}
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	var n int64
+	for _, cl := range c.Env.Clients.List() {
+		if skipMe && cl == c.Client {
+			continue
+		}
+		ok := true
+		for _, m := range match {
+			ok = ok && m(cl)
+		}
+		if ok {
+			c.kill(cl)
+			n++
+		}
+	}
+	c.W.Int(n)
+}
+
+// kill closes cl; killing the current connection waits for its reply.
+func (c *Ctx) kill(cl *Client) {
+	if cl == c.Client {
+		cl.CloseAfterReply = true
+		return
+	}
+	if cl.Kill != nil {
+		cl.Kill()
+	}
+}
+
+func cmdClientHelp(c *Ctx) {
+	help(c, "CLIENT", []string{
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
+		"LIST [options ...]", "    Return information about client connections. Options: TYPE (normal|master|replica|pubsub), ID <id> [...].",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+	})
+}
+
+// help writes a HELP reply in Redis's format.
+func help(c *Ctx, cmd string, lines []string) {
+	out := append([]string{fmt.Sprintf("%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmd)}, lines...)
+	out = append(out, "HELP", "    Print this help.")
+	c.W.Array(len(out))
+	for _, l := range out {
+		c.W.SimpleString(l)
+	}
+}
+
+func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID }) }
+
+var _ = strconv.Itoa

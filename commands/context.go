@@ -1,0 +1,309 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/server/resp"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// Error replies shared by several families, with Redis 7's exact texts.
+const (
+	errSyntax      = "ERR syntax error"
+	errNotInt      = "ERR value is not an integer or out of range"
+	errNotFloat    = "ERR value is not a valid float"
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errOverflow    = "ERR increment or decrement would overflow"
+	errNoSuchKey   = "ERR no such key"
+	errTooBig      = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errNoAuth      = "NOAUTH Authentication required."
+	errAdminOnly   = "ERR only administrator can use namespace command"
+	errNotAdminCmd = "ERR Only administrator can use this command"
+)
+
+// Host is what the server package provides to handlers that act on the
+// whole server.
+type Host interface {
+	// Shutdown stops the server after the current reply is written.
+	Shutdown()
+}
+
+// Stats are the server-wide counters INFO reports. All fields are updated
+// atomically.
+type Stats struct {
+	Connections    atomic.Int64 // total_connections_received
+	Commands       atomic.Int64 // total_commands_processed
+	Rejected       atomic.Int64 // rejected_connections
+	KeyspaceHits   atomic.Int64
+	KeyspaceMisses atomic.Int64
+	ExpiredKeys    atomic.Int64
+	NetInput       atomic.Int64
+	NetOutput      atomic.Int64
+	ErrorReplies   atomic.Int64
+}
+
+// Reset zeroes the counters CONFIG RESETSTAT resets.
+func (s *Stats) Reset() {
+	for _, c := range []*atomic.Int64{&s.Connections, &s.Commands, &s.Rejected, &s.KeyspaceHits,
+		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies} {
+		c.Store(0)
+	}
+}
+
+// Env is the server-wide state handlers use. It is created once by
+// cmd/cairn and shared by every connection.
+type Env struct {
+	Store   *storage.Engine
+	Config  *config.Config
+	Log     hclog.Logger
+	Host    Host
+	Clients *ClientRegistry
+	Stats   *Stats
+	Started time.Time
+	// ConfigFile is the file the server was started from ("" for none),
+	// for CONFIG REWRITE and INFO.
+	ConfigFile string
+	// Version is Cairn's version string.
+	Version string
+
+	cursors cursorTable
+	nsMu    sync.Mutex // serializes NAMESPACE changes
+}
+
+// Client is the state of one connection that commands read and change.
+// The server package creates it and owns its network side; fields without
+// a lock are touched only by the connection's own goroutine.
+type Client struct {
+	ID      int64
+	Addr    string
+	LAddr   string
+	FD      int
+	Created time.Time
+
+	// Namespace is "" for the default namespace.
+	Namespace string
+	// Admin is true for a connection authenticated with requirepass (or
+	// any connection when no requirepass is set).
+	Admin bool
+	// Authed is true once the connection may run commands.
+	Authed bool
+
+	// CloseAfterReply asks the server to close the connection once the
+	// current reply has been written (QUIT, CLIENT KILL of itself).
+	CloseAfterReply bool
+
+	// Kill closes the connection from another goroutine.
+	Kill func()
+
+	mu       sync.Mutex
+	name     string
+	lastCmd  string
+	lastSeen time.Time
+	proto    int
+}
+
+// Name returns the CLIENT SETNAME name.
+func (c *Client) Name() string { c.mu.Lock(); defer c.mu.Unlock(); return c.name }
+
+// SetName sets the connection's name.
+func (c *Client) SetName(n string) { c.mu.Lock(); c.name = n; c.mu.Unlock() }
+
+// Touch records the command a client just ran.
+func (c *Client) Touch(cmd string, now time.Time) {
+	c.mu.Lock()
+	c.lastCmd, c.lastSeen = cmd, now
+	c.mu.Unlock()
+}
+
+// SetProto records the protocol version for CLIENT LIST.
+func (c *Client) SetProto(p int) { c.mu.Lock(); c.proto = p; c.mu.Unlock() }
+
+// Info renders the client as one CLIENT LIST line (without newline).
+func (c *Client) Info(now time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.lastCmd
+	if last == "" {
+		last = "NULL"
+	}
+	proto := c.proto
+	if proto == 0 {
+		proto = 2
+	}
+	ns := c.Namespace
+	if ns == "" {
+		ns = defaultNamespaceName
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
+		c.ID, c.Addr, c.LAddr, c.FD, c.name, int64(now.Sub(c.Created).Seconds()), int64(now.Sub(c.lastSeen).Seconds()), last, proto, ns)
+}
+
+// ClientRegistry is the set of connected clients, for CLIENT LIST/KILL
+// and INFO.
+type ClientRegistry struct {
+	mu      sync.Mutex
+	clients map[int64]*Client
+	nextID  atomic.Int64
+}
+
+// NewClientRegistry returns an empty registry.
+func NewClientRegistry() *ClientRegistry { return &ClientRegistry{clients: map[int64]*Client{}} }
+
+// NextID returns a fresh client id.
+func (r *ClientRegistry) NextID() int64 { return r.nextID.Add(1) }
+
+// Add registers c.
+func (r *ClientRegistry) Add(c *Client) { r.mu.Lock(); r.clients[c.ID] = c; r.mu.Unlock() }
+
+// Remove forgets c.
+func (r *ClientRegistry) Remove(c *Client) { r.mu.Lock(); delete(r.clients, c.ID); r.mu.Unlock() }
+
+// Len returns the number of connected clients.
+func (r *ClientRegistry) Len() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.clients) }
+
+// List returns the clients ordered by id.
+func (r *ClientRegistry) List() []*Client {
+	r.mu.Lock()
+	out := make([]*Client, 0, len(r.clients))
+	for _, c := range r.clients {
+		out = append(out, c)
+	}
+	r.mu.Unlock()
+	sortClients(out)
+	return out
+}
+
+// Ctx is one command execution: its arguments, the connection and the
+// reply writer. Handlers write exactly one reply.
+type Ctx struct {
+	Env    *Env
+	Client *Client
+	W      *resp.Writer
+	Args   [][]byte
+	Spec   *Spec
+	// Now is the command's start time; every TTL decision in one command
+	// uses it, as Redis uses one mstime per command.
+	Now time.Time
+}
+
+// nowMs returns the command time in Unix milliseconds.
+func (c *Ctx) nowMs() int64 { return c.Now.UnixMilli() }
+
+// ns returns the connection's namespace.
+func (c *Ctx) ns() string { return c.Client.Namespace }
+
+// errorf writes an error reply.
+func (c *Ctx) errorf(format string, a ...any) { c.W.Error(fmt.Sprintf(format, a...)) }
+
+// storageError replies for a failed storage operation and logs it.
+func (c *Ctx) storageError(err error) {
+	c.Env.Log.Error("storage error", "command", c.Spec.FullName(), "error", err)
+	c.W.Error("ERR " + err.Error())
+}
+
+// keyState is a key's metadata as read under its lock.
+type keyState struct {
+	m    storage.Metadata
+	raw  bool // a record exists, possibly expired
+	live bool // the key exists for clients
+}
+
+// old returns the record to pass to Batch.PutMeta.
+func (k *keyState) old() *storage.Metadata {
+	if k.raw {
+		return &k.m
+	}
+	return nil
+}
+
+// read returns the state of key in the connection's namespace.
+func (c *Ctx) read(key []byte) (keyState, error) {
+	m, found, err := c.Env.Store.GetMeta(c.ns(), key)
+	if err != nil {
+		return keyState{}, err
+	}
+	return keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}, nil
+}
+
+// readString returns a live string key. It writes a WRONGTYPE or storage
+// error reply and returns ok=false when the key holds another type or
+// cannot be read.
+func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return k, false
+	}
+	if k.live && k.m.Type != storage.TypeString {
+		c.W.Error(errWrongType)
+		return k, false
+	}
+	return k, true
+}
+
+// commit commits b and reports success, writing an error reply on failure.
+func (c *Ctx) commit(b *storage.Batch) bool {
+	if _, err := c.Env.Store.Commit(b); err != nil {
+		c.storageError(err)
+		return false
+	}
+	return true
+}
+
+// lock takes the locks of keys in the connection's namespace.
+func (c *Ctx) lock(keys ...[]byte) func() { return c.Env.Store.Locks.Lock(c.ns(), keys...) }
+
+// parseInt parses a Redis integer argument (string2ll rules: no spaces,
+// no plus sign, no leading zeros, fits in int64).
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	s := b
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
+}
+
+// intArg parses args[i] as an integer, replying with Redis's error when it
+// is not one.
+func (c *Ctx) intArg(i int) (int64, bool) {
+	n, ok := parseInt(c.Args[i])
+	if !ok {
+		c.W.Error(errNotInt)
+	}
+	return n, ok
+}
+
+// lowerArg returns args[i] in lower case, for option keywords.
+func (c *Ctx) lowerArg(i int) string { return strings.ToLower(string(c.Args[i])) }
+
+// errWrongArity is the arity error of the running command.
+func (c *Ctx) wrongArity() {
+	c.errorf("ERR wrong number of arguments for '%s' command", c.Spec.FullName())
+}
+
+// errNotReady reports a feature not built yet.
+var errNotReady = errors.New("not supported")

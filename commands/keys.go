@@ -1,0 +1,542 @@
+package commands
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/storage"
+)
+
+func init() {
+	k1 := func(name string, arity int, flags Flag, since, summary string, h Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: since, Summary: summary, Handler: h}
+	}
+	register(
+		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Handler: cmdDel},
+		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Handler: cmdUnlink},
+		&Spec{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
+		k1("expire", -3, FlagWrite|FlagFast, "1.0.0", "Sets the expiration time of a key in seconds.", cmdExpire),
+		k1("pexpire", -3, FlagWrite|FlagFast, "2.6.0", "Sets the expiration time of a key in milliseconds.", cmdPExpire),
+		k1("expireat", -3, FlagWrite|FlagFast, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", cmdExpireAt),
+		k1("pexpireat", -3, FlagWrite|FlagFast, "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", cmdPExpireAt),
+		k1("expiretime", 2, FlagReadOnly|FlagFast, "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", cmdExpireTime),
+		k1("pexpiretime", 2, FlagReadOnly|FlagFast, "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", cmdPExpireTime),
+		k1("persist", 2, FlagWrite|FlagFast, "2.2.0", "Removes the expiration time of a key.", cmdPersist),
+		k1("ttl", 2, FlagReadOnly|FlagFast, "1.0.0", "Returns the expiration time in seconds of a key.", cmdTTL),
+		k1("pttl", 2, FlagReadOnly|FlagFast, "2.6.0", "Returns the expiration time in milliseconds of a key.", cmdPTTL),
+		k1("type", 2, FlagReadOnly|FlagFast, "1.0.0", "Determines the type of value stored at a key.", cmdType),
+		&Spec{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
+		&Spec{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
+		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
+		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
+		&Spec{Name: "scan", Arity: -2, Flags: FlagReadOnly, Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Handler: cmdScan},
+		&Spec{Name: "randomkey", Arity: 1, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
+		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast, Group: "server", Since: "1.0.0", Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
+		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite, Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database.", Handler: cmdFlushDB},
+		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite, Group: "server", Since: "1.0.0", Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
+	)
+}
+
+func cmdDel(c *Ctx)    { delGeneric(c, storage.CmdDel) }
+func cmdUnlink(c *Ctx) { delGeneric(c, storage.CmdUnlink) }
+
+// delGeneric deletes the live keys among the arguments. Expired keys are
+// left to the expiry cycle, so the batch holds only what DEL counts.
+func delGeneric(c *Ctx, cmd storage.Command) {
+	keys := c.Args[1:]
+	unlock := c.lock(keys...)
+	defer unlock()
+	b := c.Env.Store.NewBatch(storage.LogData{Cmd: cmd})
+	seen := make(map[string]bool, len(keys))
+	var n int64
+	for _, key := range keys {
+		if seen[string(key)] {
+			continue
+		}
+		seen[string(key)] = true
+		k, err := c.read(key)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		if k.live {
+			b.DeleteKey(c.ns(), key, k.m)
+			n++
+		}
+	}
+	if n > 0 && !c.commit(b) {
+		return
+	}
+	c.W.Int(n)
+}
+
+func cmdExists(c *Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		k, err := c.read(key)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		if k.live {
+			n++
+		}
+	}
+	c.W.Int(n)
+}
+
+func cmdExpire(c *Ctx)    { expireGeneric(c, c.nowMs(), true, storage.CmdExpire) }
+func cmdPExpire(c *Ctx)   { expireGeneric(c, c.nowMs(), false, storage.CmdPExpire) }
+func cmdExpireAt(c *Ctx)  { expireGeneric(c, 0, true, storage.CmdExpireAt) }
+func cmdPExpireAt(c *Ctx) { expireGeneric(c, 0, false, storage.CmdPExpireAt) }
+
+// expireGeneric implements the EXPIRE family as Redis 7.0 does: options
+// first, then the time with overflow checks, then NX/XX/GT/LT against the
+// current TTL; a time already past deletes the key.
+func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
+	var nx, xx, gt, lt bool
+	for _, a := range c.Args[3:] {
+		switch lower(a) {
+		case "nx":
+			nx = true
+		case "xx":
+			xx = true
+		case "gt":
+			gt = true
+		case "lt":
+			lt = true
+		default:
+			c.errorf("ERR Unsupported option %s", a)
+			return
+		}
+	}
+	if nx && (xx || gt || lt) {
+		c.W.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if gt && lt {
+		c.W.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	when, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.errorf("ERR invalid expire time in '%s' command", c.Spec.Name)
+			return
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-base {
+		c.errorf("ERR invalid expire time in '%s' command", c.Spec.Name)
+		return
+	}
+	when += base
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !k.live {
+		c.W.Int(0)
+		return
+	}
+	cur := k.m.ExpireAt
+	if (nx && cur != 0) || (xx && cur == 0) || (gt && (cur == 0 || when <= cur)) || (lt && cur != 0 && when >= cur) {
+		c.W.Int(0)
+		return
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Type: k.m.Type, Cmd: cmd})
+	if when <= c.nowMs() {
+		b.DeleteKey(c.ns(), key, k.m)
+	} else {
+		m := k.m
+		m.ExpireAt = when
+		b.PutMeta(c.ns(), key, k.old(), m)
+	}
+	if c.commit(b) {
+		c.W.Int(1)
+	}
+}
+
+func cmdTTL(c *Ctx)         { ttlGeneric(c, false, false) }
+func cmdPTTL(c *Ctx)        { ttlGeneric(c, true, false) }
+func cmdExpireTime(c *Ctx)  { ttlGeneric(c, false, true) }
+func cmdPExpireTime(c *Ctx) { ttlGeneric(c, true, true) }
+
+func ttlGeneric(c *Ctx, ms, abs bool) {
+	k, err := c.read(c.Args[1])
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	switch {
+	case !k.live:
+		c.W.Int(-2)
+	case k.m.ExpireAt == 0:
+		c.W.Int(-1)
+	default:
+		t := k.m.ExpireAt
+		if !abs {
+			t = max(t-c.nowMs(), 0)
+		}
+		if !ms {
+			t = (t + 500) / 1000
+		}
+		c.W.Int(t)
+	}
+}
+
+func cmdPersist(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !k.live || k.m.ExpireAt == 0 {
+		c.W.Int(0)
+		return
+	}
+	m := k.m
+	m.ExpireAt = 0
+	b := c.Env.Store.NewBatch(storage.LogData{Type: k.m.Type, Cmd: storage.CmdPersist})
+	b.PutMeta(c.ns(), key, k.old(), m)
+	if c.commit(b) {
+		c.W.Int(1)
+	}
+}
+
+func cmdType(c *Ctx) {
+	k, err := c.read(c.Args[1])
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !k.live {
+		c.W.SimpleString("none")
+		return
+	}
+	c.W.SimpleString(k.m.Type.String())
+}
+
+func cmdRename(c *Ctx)   { renameGeneric(c, false) }
+func cmdRenameNX(c *Ctx) { renameGeneric(c, true) }
+
+func renameGeneric(c *Ctx, nx bool) {
+	src, dst := c.Args[1], c.Args[2]
+	unlock := c.lock(src, dst)
+	defer unlock()
+	s, err := c.read(src)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !s.live {
+		c.W.Error(errNoSuchKey)
+		return
+	}
+	if string(src) == string(dst) {
+		if nx {
+			c.W.Int(0)
+		} else {
+			c.W.OK()
+		}
+		return
+	}
+	d, err := c.read(dst)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if nx && d.live {
+		c.W.Int(0)
+		return
+	}
+	cmd := storage.CmdRename
+	if nx {
+		cmd = storage.CmdRenameNX
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Type: s.m.Type, Cmd: cmd})
+	b.DeleteKey(c.ns(), src, s.m)
+	b.PutMeta(c.ns(), dst, d.old(), s.m)
+	if !c.commit(b) {
+		return
+	}
+	if nx {
+		c.W.Int(1)
+	} else {
+		c.W.OK()
+	}
+}
+
+func cmdCopy(c *Ctx) {
+	src, dst := c.Args[1], c.Args[2]
+	replace := false
+	for j := 3; j < len(c.Args); j++ {
+		switch lower(c.Args[j]) {
+		case "replace":
+			replace = true
+		case "db":
+			if j+1 >= len(c.Args) {
+				c.W.Error(errSyntax)
+				return
+			}
+			db, ok := c.intArg(j + 1)
+			if !ok {
+				return
+			}
+			if db != 0 {
+				c.W.Error("ERR DB index is out of range")
+				return
+			}
+			j++
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	if string(src) == string(dst) {
+		c.W.Error("ERR source and destination objects are the same")
+		return
+	}
+	unlock := c.lock(src, dst)
+	defer unlock()
+	s, err := c.read(src)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !s.live {
+		c.W.Int(0)
+		return
+	}
+	d, err := c.read(dst)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if d.live && !replace {
+		c.W.Int(0)
+		return
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Type: s.m.Type, Cmd: storage.CmdCopy})
+	b.PutMeta(c.ns(), dst, d.old(), s.m)
+	if c.commit(b) {
+		c.W.Int(1)
+	}
+}
+
+func cmdKeys(c *Ctx) {
+	pattern := c.Args[1]
+	all := len(pattern) == 1 && pattern[0] == '*'
+	prefix := glob.LiteralPrefix(pattern)
+	now := c.nowMs()
+	var keys [][]byte
+	err := c.Env.Store.ScanKeys(c.ns(), prefix, func(key []byte, m storage.Metadata) bool {
+		if len(key) < len(prefix) || string(key[:len(prefix)]) != string(prefix) {
+			return false
+		}
+		if !m.Expired(now) && (all || glob.Match(pattern, key, false)) {
+			keys = append(keys, append([]byte(nil), key...))
+		}
+		return true
+	})
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	c.W.Array(len(keys))
+	for _, k := range keys {
+		c.W.Bulk(k)
+	}
+}
+
+// parseCursor reads a SCAN cursor as Redis's strtoul-based parser does.
+func parseCursor(b []byte) (uint64, bool) {
+	s := string(b)
+	if s == "" {
+		return 0, true
+	}
+	neg := false
+	switch s[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 0, false
+	case '-':
+		neg, s = true, s[1:]
+	case '+':
+		s = s[1:]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func cmdScan(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[1])
+	if !ok {
+		c.W.Error("ERR invalid cursor")
+		return
+	}
+	count := int64(10)
+	var pattern []byte
+	typeName := ""
+	for i := 2; i < len(c.Args); {
+		rest := len(c.Args) - i
+		switch opt := lower(c.Args[i]); {
+		case opt == "count" && rest >= 2:
+			n, ok := c.intArg(i + 1)
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.W.Error(errSyntax)
+				return
+			}
+			count = n
+		case opt == "match" && rest >= 2:
+			pattern = c.Args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		case opt == "type" && rest >= 2:
+			typeName = lower(c.Args[i+1])
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+		i += 2
+	}
+	var start []byte
+	if cursor != 0 {
+		start = c.Env.cursors.resume(c.ns(), cursor)
+	}
+	now := c.nowMs()
+	var keys [][]byte
+	var last []byte
+	examined := int64(0)
+	more := false
+	err := c.Env.Store.ScanKeys(c.ns(), start, func(key []byte, m storage.Metadata) bool {
+		if examined == count {
+			more = true
+			return false
+		}
+		examined++
+		last = append(last[:0], key...)
+		if m.Expired(now) || (typeName != "" && m.Type.String() != typeName) {
+			return true
+		}
+		if pattern == nil || glob.Match(pattern, key, false) {
+			keys = append(keys, append([]byte(nil), key...))
+		}
+		return true
+	})
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	next := uint64(0)
+	if more {
+		next = c.Env.cursors.save(c.ns(), append(last, 0))
+	}
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(keys))
+	for _, k := range keys {
+		c.W.Bulk(k)
+	}
+}
+
+func cmdRandomKey(c *Ctx) {
+	now := c.nowMs()
+	// Seek to a random point and take the first live key at or after it,
+	// wrapping around once; keys are ordered bytes, so a random 8-byte
+	// start lands anywhere in the keyspace.
+	var seed [8]byte
+	for i := range seed {
+		seed[i] = byte(rand.IntN(256))
+	}
+	var found []byte
+	pick := func(key []byte, m storage.Metadata) bool {
+		if m.Expired(now) {
+			return true
+		}
+		found = append([]byte(nil), key...)
+		return false
+	}
+	for _, start := range [][]byte{seed[:], nil} {
+		if err := c.Env.Store.ScanKeys(c.ns(), start, pick); err != nil {
+			c.storageError(err)
+			return
+		}
+		if found != nil {
+			c.W.Bulk(found)
+			return
+		}
+	}
+	c.W.NullBulk()
+}
+
+func cmdDBSize(c *Ctx) { c.W.Int(c.Env.Store.DBSize(c.ns())) }
+
+// flushArgs checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument.
+func (c *Ctx) flushArgs() bool {
+	if len(c.Args) > 2 || (len(c.Args) == 2 && lower(c.Args[1]) != "sync" && lower(c.Args[1]) != "async") {
+		c.W.Error(errSyntax)
+		return false
+	}
+	return true
+}
+
+func cmdFlushDB(c *Ctx) {
+	if !c.flushArgs() {
+		return
+	}
+	unlock := c.Env.Store.Locks.LockAll()
+	defer unlock()
+	b := c.Env.Store.NewBatch(storage.LogData{Cmd: storage.CmdFlushDB})
+	b.FlushNamespace(c.ns())
+	if c.commit(b) {
+		c.W.OK()
+	}
+}
+
+func cmdFlushAll(c *Ctx) {
+	if !c.flushArgs() {
+		return
+	}
+	if !c.Client.Admin {
+		c.W.Error(errNotAdminCmd)
+		return
+	}
+	unlock := c.Env.Store.Locks.LockAll()
+	defer unlock()
+	all := map[string]bool{"": true}
+	for ns := range c.Env.Store.Namespaces() {
+		all[ns] = true
+	}
+	for ns := range c.Env.Store.KeyCounts() {
+		all[ns] = true
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Cmd: storage.CmdFlushAll})
+	for ns := range all {
+		b.FlushNamespace(ns)
+	}
+	if c.commit(b) {
+		c.W.OK()
+	}
+}

@@ -1,0 +1,283 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/glob"
+)
+
+func init() {
+	register(
+		&Spec{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands.",
+			Subcommands: map[string]*Spec{
+				"get":       {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: cmdConfigGet},
+				"set":       {Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: cmdConfigSet},
+				"resetstat": {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: cmdConfigResetStat},
+				"rewrite":   {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Handler: cmdConfigRewrite},
+				"help":      {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdConfigHelp},
+			}},
+		&Spec{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0", Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
+		&Spec{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Handler: cmdTime},
+		&Spec{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
+	)
+}
+
+// requireAdmin replies with an error and returns false for a namespace
+// client running an admin command.
+func (c *Ctx) requireAdmin() bool {
+	if !c.Client.Admin {
+		c.W.Error(errNotAdminCmd)
+		return false
+	}
+	return true
+}
+
+func cmdConfigGet(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	names := c.Env.Config.Names()
+	matched := map[string]bool{}
+	var out []string
+	for _, p := range c.Args[2:] {
+		for _, n := range names {
+			if !matched[n] && matchNoCase(string(p), n) {
+				matched[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Strings(out)
+	c.W.Map(len(out))
+	for _, n := range out {
+		v, _ := c.Env.Config.Get(n)
+		c.W.BulkString(n)
+		c.W.BulkString(v)
+	}
+}
+
+func cmdConfigSet(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	if len(c.Args)%2 != 0 {
+		c.wrongArity()
+		return
+	}
+	pairs := make([]config.Pair, 0, (len(c.Args)-2)/2)
+	for j := 2; j < len(c.Args); j += 2 {
+		pairs = append(pairs, config.Pair{Name: string(c.Args[j]), Value: string(c.Args[j+1])})
+	}
+	if err := c.Env.Config.Set(pairs); err != nil {
+		c.W.Error(err.Error())
+		return
+	}
+	c.W.OK()
+}
+
+func cmdConfigResetStat(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	c.Env.Stats.Reset()
+	c.W.OK()
+}
+
+func cmdConfigRewrite(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	path := c.Env.Config.Path()
+	if path == "" {
+		c.W.Error("ERR The server is running without a config file")
+		return
+	}
+	if err := c.Env.syncNamespacesToConfig(); err != nil {
+		c.errorf("ERR Rewriting config file: %v", err)
+		return
+	}
+	if err := config.Rewrite(path, c.Env.Config); err != nil {
+		c.Env.Log.Warn("CONFIG REWRITE failed", "error", err)
+		c.errorf("ERR Rewriting config file: %v", err)
+		return
+	}
+	c.Env.Log.Info("CONFIG REWRITE executed with success")
+	c.W.OK()
+}
+
+func cmdConfigHelp(c *Ctx) {
+	help(c, "CONFIG", []string{
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
+	})
+}
+
+func cmdTime(c *Ctx) {
+	us := c.Now.UnixMicro()
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatInt(us/1e6, 10))
+	c.W.BulkString(strconv.FormatInt(us%1e6, 10))
+}
+
+func cmdShutdown(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	for _, a := range c.Args[1:] {
+		switch lower(a) {
+		case "nosave", "save", "now", "force":
+		case "abort":
+			c.W.Error("ERR No shutdown in progress.")
+			return
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	c.Env.Log.Warn("user requested shutdown", "client", c.Client.Addr)
+	c.Client.CloseAfterReply = true
+	c.Env.Host.Shutdown()
+}
+
+// infoSections lists the INFO sections in output order.
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"}
+
+func cmdInfo(c *Ctx) {
+	want := map[string]bool{}
+	all := len(c.Args) == 1
+	for _, a := range c.Args[1:] {
+		switch s := lower(a); s {
+		case "all", "everything", "default":
+			all = true
+		default:
+			want[s] = true
+		}
+	}
+	var parts []string
+	for _, s := range infoSections {
+		if all || want[s] {
+			parts = append(parts, c.infoSection(s))
+		}
+	}
+	c.W.Verbatim(strings.Join(parts, "\r\n"))
+}
+
+// infoSection renders one INFO section with Redis's field names.
+func (c *Ctx) infoSection(name string) string {
+	var b strings.Builder
+	field := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
+	e := c.Env
+	switch name {
+	case "server":
+		b.WriteString("# Server\r\n")
+		up := c.Now.Sub(e.Started)
+		field("redis_version", RedisVersion)
+		field("cairn_version", e.Version)
+		field("redis_mode", "standalone")
+		field("os", runtime.GOOS+" "+runtime.GOARCH)
+		field("arch_bits", strconv.IntSize)
+		field("go_version", runtime.Version())
+		field("process_id", os.Getpid())
+		field("tcp_port", e.Config.Int("port"))
+		field("uptime_in_seconds", int64(up.Seconds()))
+		field("uptime_in_days", int64(up.Hours()/24))
+		field("hz", e.Config.Int("hz"))
+		exe, _ := os.Executable()
+		field("executable", exe)
+		field("config_file", e.Config.Path())
+	case "clients":
+		b.WriteString("# Clients\r\n")
+		field("connected_clients", e.Clients.Len())
+		field("maxclients", e.Config.Int("maxclients"))
+		field("blocked_clients", 0)
+	case "memory":
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.WriteString("# Memory\r\n")
+		field("used_memory", ms.HeapAlloc)
+		field("used_memory_human", humanBytes(int64(ms.HeapAlloc)))
+		rss := residentBytes()
+		field("used_memory_rss", rss)
+		field("used_memory_rss_human", humanBytes(rss))
+		field("maxmemory", 0)
+	case "persistence":
+		b.WriteString("# Persistence\r\n")
+		field("loading", 0)
+		field("async_loading", 0)
+		field("aof_enabled", 0)
+		field("rdb_bgsave_in_progress", 0)
+	case "stats":
+		s := e.Stats
+		b.WriteString("# Stats\r\n")
+		field("total_connections_received", s.Connections.Load())
+		field("total_commands_processed", s.Commands.Load())
+		field("total_net_input_bytes", s.NetInput.Load())
+		field("total_net_output_bytes", s.NetOutput.Load())
+		field("rejected_connections", s.Rejected.Load())
+		field("expired_keys", s.ExpiredKeys.Load())
+		field("keyspace_hits", s.KeyspaceHits.Load())
+		field("keyspace_misses", s.KeyspaceMisses.Load())
+		field("total_error_replies", s.ErrorReplies.Load())
+		field("sync_full", 0)
+		field("sync_partial_ok", 0)
+		field("sync_partial_err", 0)
+	case "replication":
+		b.WriteString("# Replication\r\n")
+		field("role", "master")
+		field("connected_slaves", 0)
+		field("master_repl_offset", e.Store.Offset())
+	case "cpu":
+		b.WriteString("# CPU\r\n")
+		user, sys := cpuSeconds()
+		field("used_cpu_sys", fmt.Sprintf("%.6f", sys))
+		field("used_cpu_user", fmt.Sprintf("%.6f", user))
+	case "keyspace":
+		b.WriteString("# Keyspace\r\n")
+		n := e.Store.KeyCounts()[c.ns()]
+		if n.Keys > 0 {
+			fmt.Fprintf(&b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n.Keys, n.Expires)
+		}
+	}
+	return b.String()
+}
+
+// humanBytes renders n as Redis's bytesToHuman does.
+func humanBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	}
+	return fmt.Sprintf("%.2fT", f/(1<<40))
+}
+
+// residentBytes reads the process's resident set size from /proc.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// matchNoCase matches s against a glob pattern ignoring case.
+func matchNoCase(pattern, s string) bool { return glob.Match([]byte(pattern), []byte(s), true) }

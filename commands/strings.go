@@ -1,0 +1,557 @@
+package commands
+
+import (
+	"math"
+
+	"github.com/cairnkv/cairn/storage"
+)
+
+func init() {
+	register(
+		&Spec{Name: "get", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the string value of a key.", Handler: cmdGet},
+		&Spec{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet},
+		&Spec{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX},
+		&Spec{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Handler: cmdSetEX},
+		&Spec{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdPSetEX},
+		&Spec{Name: "mget", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
+		&Spec{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically creates or modifies the string values of one or more keys.", Handler: cmdMSet},
+		&Spec{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Handler: cmdMSetNX},
+		&Spec{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet},
+		&Spec{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel},
+		&Spec{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEx},
+		&Spec{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend},
+		&Spec{Name: "strlen", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Returns the length of a string value.", Handler: cmdStrlen},
+		&Spec{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange},
+		&Spec{Name: "getrange", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange},
+		&Spec{Name: "substr", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns a substring from a string value.", Handler: cmdGetRange},
+		&Spec{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr},
+		&Spec{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecr},
+		&Spec{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrBy},
+		&Spec{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecrBy},
+		&Spec{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrByFloat},
+	)
+}
+
+func cmdGet(c *Ctx) {
+	k, ok := c.readString(c.Args[1])
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.Env.Stats.KeyspaceMisses.Add(1)
+		c.W.NullBulk()
+		return
+	}
+	c.Env.Stats.KeyspaceHits.Add(1)
+	c.W.Bulk(k.m.Value)
+}
+
+// setOptions are the parsed options of SET and GETEX.
+type setOptions struct {
+	nx, xx, get, keepTTL, persist bool
+	unit                          string // "ex", "px", "exat", "pxat" or ""
+	expireArg                     []byte
+}
+
+// parseSetOptions parses args[from:] the way Redis 7.0 parses SET's and
+// GETEX's options; forGetEx selects GETEX's option set. It replies with a
+// syntax error and returns false on a bad option.
+func (c *Ctx) parseSetOptions(from int, forGetEx bool) (setOptions, bool) {
+	var o setOptions
+	args := c.Args
+	for j := from; j < len(args); j++ {
+		opt := lower(args[j])
+		hasNext := j+1 < len(args)
+		noExpire := o.unit == ""
+		switch {
+		case opt == "nx" && !o.xx && !forGetEx:
+			o.nx = true
+		case opt == "xx" && !o.nx && !forGetEx:
+			o.xx = true
+		case opt == "get" && !forGetEx:
+			o.get = true
+		case opt == "keepttl" && !o.persist && noExpire && !forGetEx:
+			o.keepTTL = true
+		case opt == "persist" && forGetEx && noExpire && !o.keepTTL:
+			o.persist = true
+		case (opt == "ex" || opt == "px" || opt == "exat" || opt == "pxat") && hasNext &&
+			!o.keepTTL && !o.persist && (o.unit == "" || o.unit == opt):
+			o.unit = opt
+			o.expireArg = args[j+1]
+			j++
+		default:
+			c.W.Error(errSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// expireAt converts an expire argument to absolute milliseconds with Redis
+// 7.0's validation; it replies and returns false on error.
+func (c *Ctx) expireAt(unit string, arg []byte) (int64, bool) {
+	n, ok := parseInt(arg)
+	if !ok {
+		c.W.Error(errNotInt)
+		return 0, false
+	}
+	seconds := unit == "ex" || unit == "exat"
+	if n <= 0 || (seconds && n > math.MaxInt64/1000) {
+		c.errorf("ERR invalid expire time in '%s' command", c.Spec.FullName())
+		return 0, false
+	}
+	if seconds {
+		n *= 1000
+	}
+	if unit == "ex" || unit == "px" {
+		n += c.nowMs()
+	}
+	if n <= 0 {
+		c.errorf("ERR invalid expire time in '%s' command", c.Spec.FullName())
+		return 0, false
+	}
+	return n, true
+}
+
+func cmdSet(c *Ctx) {
+	o, ok := c.parseSetOptions(3, false)
+	if !ok {
+		return
+	}
+	var expire int64
+	if o.unit != "" {
+		if expire, ok = c.expireAt(o.unit, o.expireArg); !ok {
+			return
+		}
+	}
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if o.get && k.live && k.m.Type != storage.TypeString {
+		c.W.Error(errWrongType)
+		return
+	}
+	replyOld := func() {
+		if k.live {
+			c.W.Bulk(k.m.Value)
+		} else {
+			c.W.NullBulk()
+		}
+	}
+	if (o.nx && k.live) || (o.xx && !k.live) {
+		if o.get {
+			replyOld()
+		} else {
+			c.W.NullBulk()
+		}
+		return
+	}
+	m := storage.Metadata{Type: storage.TypeString, Value: c.Args[2], ExpireAt: expire}
+	if o.keepTTL && k.live {
+		m.ExpireAt = k.m.ExpireAt
+	}
+	if !c.putString(storage.CmdSet, key, &k, m) {
+		return
+	}
+	if o.get {
+		replyOld()
+	} else {
+		c.W.OK()
+	}
+}
+
+// putString commits one string write of cmd and reports success.
+func (c *Ctx) putString(cmd storage.Command, key []byte, k *keyState, m storage.Metadata) bool {
+	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: cmd})
+	b.PutMeta(c.ns(), key, k.old(), m)
+	return c.commit(b)
+}
+
+func cmdSetNX(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if k.live {
+		c.W.Int(0)
+		return
+	}
+	if c.putString(storage.CmdSetNX, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+		c.W.Int(1)
+	}
+}
+
+func cmdSetEX(c *Ctx)  { setWithExpire(c, "ex", storage.CmdSetEX) }
+func cmdPSetEX(c *Ctx) { setWithExpire(c, "px", storage.CmdPSetEX) }
+
+func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
+	expire, ok := c.expireAt(unit, c.Args[2])
+	if !ok {
+		return
+	}
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, err := c.read(key)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if c.putString(cmd, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[3], ExpireAt: expire}) {
+		c.W.OK()
+	}
+}
+
+func cmdMGet(c *Ctx) {
+	c.W.Array(len(c.Args) - 1)
+	for _, key := range c.Args[1:] {
+		k, err := c.read(key)
+		if err != nil || !k.live || k.m.Type != storage.TypeString {
+			if err != nil {
+				c.Env.Log.Error("storage error", "command", "mget", "error", err)
+			}
+			c.W.NullBulk()
+			continue
+		}
+		c.W.Bulk(k.m.Value)
+	}
+}
+
+func cmdMSet(c *Ctx)   { msetGeneric(c, false) }
+func cmdMSetNX(c *Ctx) { msetGeneric(c, true) }
+
+func msetGeneric(c *Ctx, nx bool) {
+	if len(c.Args)%2 == 0 {
+		c.wrongArity()
+		return
+	}
+	keys := c.Spec.Keys(c.Args)
+	unlock := c.lock(keys...)
+	defer unlock()
+	states := make([]keyState, len(keys))
+	for i, key := range keys {
+		k, err := c.read(key)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		if nx && k.live {
+			c.W.Int(0)
+			return
+		}
+		states[i] = k
+	}
+	cmd := storage.CmdMSet
+	if nx {
+		cmd = storage.CmdMSetNX
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: cmd})
+	// A key given twice is written once, with its last value, keeping
+	// the key count exact.
+	last := map[string]int{}
+	for i, key := range keys {
+		last[string(key)] = i
+	}
+	for i, key := range keys {
+		if last[string(key)] != i {
+			continue
+		}
+		b.PutMeta(c.ns(), key, states[i].old(), storage.Metadata{Type: storage.TypeString, Value: c.Args[2+2*i]})
+	}
+	if !c.commit(b) {
+		return
+	}
+	if nx {
+		c.W.Int(1)
+	} else {
+		c.W.OK()
+	}
+}
+
+func cmdGetSet(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	if !c.putString(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+		return
+	}
+	if k.live {
+		c.W.Bulk(k.m.Value)
+	} else {
+		c.W.NullBulk()
+	}
+}
+
+func cmdGetDel(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.NullBulk()
+		return
+	}
+	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdGetDel})
+	b.DeleteKey(c.ns(), key, k.m)
+	if c.commit(b) {
+		c.W.Bulk(k.m.Value)
+	}
+}
+
+func cmdGetEx(c *Ctx) {
+	o, ok := c.parseSetOptions(2, true)
+	if !ok {
+		return
+	}
+	var expire int64
+	if o.unit != "" {
+		if expire, ok = c.expireAt(o.unit, o.expireArg); !ok {
+			return
+		}
+	}
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.NullBulk()
+		return
+	}
+	switch {
+	case o.unit != "" && expire <= c.nowMs():
+		b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdGetEx})
+		b.DeleteKey(c.ns(), key, k.m)
+		if !c.commit(b) {
+			return
+		}
+	case o.unit != "" || (o.persist && k.m.ExpireAt != 0):
+		m := k.m
+		m.ExpireAt = expire
+		if !c.putString(storage.CmdGetEx, key, &k, m) {
+			return
+		}
+	}
+	c.W.Bulk(k.m.Value)
+}
+
+// maxBulk returns proto-max-bulk-len, the largest string value allowed.
+func (c *Ctx) maxBulk() int64 { return c.Env.Config.Bytes("proto-max-bulk-len") }
+
+func cmdAppend(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	m := storage.Metadata{Type: storage.TypeString}
+	if k.live {
+		if int64(len(k.m.Value))+int64(len(c.Args[2])) > c.maxBulk() {
+			c.W.Error(errTooBig)
+			return
+		}
+		m = k.m
+		m.Value = append(append(make([]byte, 0, len(k.m.Value)+len(c.Args[2])), k.m.Value...), c.Args[2]...)
+	} else {
+		m.Value = c.Args[2]
+	}
+	if c.putString(storage.CmdAppend, key, &k, m) {
+		c.W.Int(int64(len(m.Value)))
+	}
+}
+
+func cmdStrlen(c *Ctx) {
+	k, ok := c.readString(c.Args[1])
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.Int(0)
+		return
+	}
+	c.W.Int(int64(len(k.m.Value)))
+}
+
+func cmdSetRange(c *Ctx) {
+	offset, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if offset < 0 {
+		c.W.Error("ERR offset is out of range")
+		return
+	}
+	val := c.Args[3]
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	if len(val) == 0 {
+		if k.live {
+			c.W.Int(int64(len(k.m.Value)))
+		} else {
+			c.W.Int(0)
+		}
+		return
+	}
+	if offset+int64(len(val)) > c.maxBulk() {
+		c.W.Error(errTooBig)
+		return
+	}
+	m := storage.Metadata{Type: storage.TypeString}
+	var cur []byte
+	if k.live {
+		m = k.m
+		cur = k.m.Value
+	}
+	n := max(int64(len(cur)), offset+int64(len(val)))
+	buf := make([]byte, n)
+	copy(buf, cur)
+	copy(buf[offset:], val)
+	m.Value = buf
+	if c.putString(storage.CmdSetRange, key, &k, m) {
+		c.W.Int(n)
+	}
+}
+
+func cmdGetRange(c *Ctx) {
+	start, ok := parseInt(c.Args[2])
+	end, ok2 := parseInt(c.Args[3])
+	if !ok || !ok2 {
+		c.W.Error(errNotInt)
+		return
+	}
+	k, ok := c.readString(c.Args[1])
+	if !ok {
+		return
+	}
+	var s []byte
+	if k.live {
+		s = k.m.Value
+	}
+	n := int64(len(s))
+	if start < 0 && end < 0 && start > end {
+		c.W.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		c.W.BulkString("")
+		return
+	}
+	c.W.Bulk(s[start : end+1])
+}
+
+func cmdIncr(c *Ctx) { incrBy(c, 1, storage.CmdIncr) }
+func cmdDecr(c *Ctx) { incrBy(c, -1, storage.CmdDecr) }
+
+func cmdIncrBy(c *Ctx) {
+	if n, ok := c.intArg(2); ok {
+		incrBy(c, n, storage.CmdIncrBy)
+	}
+}
+
+func cmdDecrBy(c *Ctx) {
+	n, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if n == math.MinInt64 {
+		c.W.Error("ERR decrement would overflow")
+		return
+	}
+	incrBy(c, -n, storage.CmdDecrBy)
+}
+
+func incrBy(c *Ctx, delta int64, cmd storage.Command) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	var cur int64
+	m := storage.Metadata{Type: storage.TypeString}
+	if k.live {
+		if cur, ok = parseInt(k.m.Value); !ok {
+			c.W.Error(errNotInt)
+			return
+		}
+		m = k.m
+	}
+	if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
+		c.W.Error(errOverflow)
+		return
+	}
+	cur += delta
+	m.Value = appendInt(nil, cur)
+	if c.putString(cmd, key, &k, m) {
+		c.W.Int(cur)
+	}
+}
+
+func cmdIncrByFloat(c *Ctx) {
+	incr, ok := parseLongDouble(c.Args[2])
+	if !ok {
+		c.W.Error(errNotFloat)
+		return
+	}
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	cur := newLongDouble()
+	m := storage.Metadata{Type: storage.TypeString}
+	if k.live {
+		if cur, ok = parseLongDouble(k.m.Value); !ok {
+			c.W.Error(errNotFloat)
+			return
+		}
+		m = k.m
+	}
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
+		c.W.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	m.Value = formatLongDouble(sum)
+	if c.putString(storage.CmdIncrByFloat, key, &k, m) {
+		c.W.Bulk(m.Value)
+	}
+}

@@ -1,0 +1,155 @@
+// Package commands holds Cairn's declarative command table and the
+// handlers of every command, one file per command family. The server
+// package owns connections and calls Dispatch; handlers reach storage,
+// configuration and server-wide state through Env.
+package commands
+
+import (
+	"sort"
+	"strings"
+)
+
+// Flag describes a command for COMMAND, arity checks, authentication and
+// (on replicas) read-only rejection.
+type Flag uint32
+
+// Command flags, named as Redis's COMMAND INFO reports them.
+const (
+	FlagWrite Flag = 1 << iota
+	FlagReadOnly
+	FlagAdmin
+	FlagPubSub
+	FlagFast
+	FlagNoAuth
+	FlagLoading
+	FlagStale
+	FlagNoScript
+	FlagDenyOOM
+	FlagAllowBusy
+	FlagSkipMonitor
+	FlagSkipSlowlog
+	FlagNoMulti
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"},
+	{FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagAllowBusy, "allow_busy"}, {FlagNoMulti, "no_multi"},
+}
+
+// Names returns the flag names in Redis's order.
+func (f Flag) Names() []string {
+	var out []string
+	for _, n := range flagNames {
+		if f&n.f != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// Handler executes one command. It writes exactly one reply to c.W.
+type Handler func(c *Ctx)
+
+// Spec is one entry of the command table. Arity follows Redis: a positive
+// number is the exact argument count including the name; a negative one
+// is the minimum. FirstKey, LastKey and Step give the key positions (0 when
+// the command takes no key; LastKey -1 means the last argument).
+type Spec struct {
+	Name     string
+	Arity    int
+	Flags    Flag
+	FirstKey int
+	LastKey  int
+	Step     int
+	Group    string
+	Summary  string
+	Since    string
+	Handler  Handler
+	// Subcommands of a container command such as CONFIG or CLIENT, by
+	// lower-case name.
+	Subcommands map[string]*Spec
+	// parent is set on subcommands.
+	parent *Spec
+}
+
+// FullName returns "config|get" for a subcommand and the name otherwise.
+func (s *Spec) FullName() string {
+	if s.parent != nil {
+		return s.parent.Name + "|" + s.Name
+	}
+	return s.Name
+}
+
+// ArityOK reports whether n arguments (name included) satisfy the arity.
+func (s *Spec) ArityOK(n int) bool {
+	if s.Arity >= 0 {
+		return n == s.Arity
+	}
+	return n >= -s.Arity
+}
+
+// Keys returns the key arguments of args according to the key positions.
+func (s *Spec) Keys(args [][]byte) [][]byte {
+	if s.FirstKey <= 0 || s.FirstKey >= len(args) {
+		return nil
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	step := s.Step
+	if step <= 0 {
+		step = 1
+	}
+	var keys [][]byte
+	for i := s.FirstKey; i <= last; i += step {
+		keys = append(keys, args[i])
+	}
+	return keys
+}
+
+// table maps lower-case command names to their specs.
+var table = map[string]*Spec{}
+
+// register adds specs to the table; each command family file calls it from
+// an init function.
+func register(specs ...*Spec) {
+	for _, s := range specs {
+		s.Name = strings.ToLower(s.Name)
+		for name, sub := range s.Subcommands {
+			sub.Name = name
+			sub.parent = s
+			if sub.Group == "" {
+				sub.Group = s.Group
+			}
+		}
+		table[s.Name] = s
+	}
+}
+
+// Lookup returns the spec of a command name in any case, or nil.
+func Lookup(name []byte) *Spec {
+	if s, ok := table[string(name)]; ok {
+		return s
+	}
+	return table[strings.ToLower(string(name))]
+}
+
+// All returns every top-level spec sorted by name.
+func All() []*Spec {
+	out := make([]*Spec, 0, len(table))
+	for _, s := range table {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
