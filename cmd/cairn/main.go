@@ -1,0 +1,177 @@
+// Command cairn is the Cairn server: a Redis-protocol key-value server that
+// keeps its data on disk in Pebble.
+//
+// With no arguments it serves on embedded defaults (127.0.0.1:6666, data in
+// ./cairn-data). "-c FILE" reads a kvrocks.conf-style file and "--name
+// value" overrides any option; kvrocks.conf.example lists them all.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairnkv/cairn/commands"
+	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/server"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// version is Cairn's own version, reported by INFO as cairn_version.
+const version = "0.1.0"
+
+// shutdownGrace bounds how long in-flight commands get at shutdown.
+const shutdownGrace = 4 * time.Second
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, warnings, err := config.Load(os.Args[1:], os.Environ())
+	if errors.Is(err, config.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
+		return 1
+	}
+	log, closeLog, err := newLogger(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
+		return 1
+	}
+	defer closeLog()
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if err := cfg.OnChange("log-level", func(v string) { log.SetLevel(hclogLevel(v)) }); err != nil {
+		log.Error("cannot watch log-level", "error", err)
+		return 1
+	}
+
+	dir := cfg.String("dir")
+	log.Info("starting cairn", "version", version, "dir", dir, "config", cfg.Path())
+	store, err := storage.Open(storage.Options{
+		Dir:             dir,
+		Sync:            cfg.Bool("rocksdb.write_options.sync"),
+		BlockCacheBytes: cfg.Int("rocksdb.block_cache_size") << 20,
+		Logger:          log.Named("storage"),
+	})
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			log.Error("the data dir is in use by another cairn process; refusing to start", "dir", dir)
+		} else {
+			log.Error("cannot open storage", "dir", dir, "error", err)
+		}
+		return 1
+	}
+	if err := cfg.OnChange("rocksdb.write_options.sync", func(v string) { store.SetSync(v == "yes") }); err != nil {
+		log.Error("cannot watch rocksdb.write_options.sync", "error", err)
+		store.Close()
+		return 1
+	}
+
+	env := &commands.Env{
+		Store:   store,
+		Config:  cfg,
+		Log:     log,
+		Clients: commands.NewClientRegistry(),
+		Stats:   &commands.Stats{},
+		Started: time.Now(),
+		Version: version,
+	}
+	if err := env.LoadNamespaces(); err != nil {
+		log.Error("cannot load namespaces from the config file", "error", err)
+		store.Close()
+		return 1
+	}
+	srv := server.New(env)
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen", "error", err)
+		store.Close()
+		return 1
+	}
+	if pid := cfg.String("pidfile"); pid != "" {
+		if err := os.WriteFile(pid, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
+			log.Warn("cannot write pidfile", "path", pid, "error", err)
+		}
+		defer os.Remove(pid)
+	}
+	served := make(chan struct{})
+	go func() {
+		srv.Serve()
+		close(served)
+	}()
+	log.Info("ready to accept connections")
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case sig := <-sigs:
+		log.Info("received signal; shutting down", "signal", sig.String())
+	case <-srv.ShutdownRequested():
+		log.Info("SHUTDOWN requested; shutting down")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	code := 0
+	if err := srv.Stop(ctx); err != nil {
+		log.Warn("shutdown did not finish cleanly", "error", err)
+	}
+	<-served
+	if err := store.Close(); err != nil {
+		log.Error("closing storage failed", "error", err)
+		code = 1
+	}
+	log.Info("bye")
+	return code
+}
+
+// newLogger builds the hclog logger the log-level and log-dir options ask
+// for.
+func newLogger(cfg *config.Config) (hclog.InterceptLogger, func(), error) {
+	var out io.Writer = os.Stderr
+	closeFn := func() {}
+	switch d := cfg.String("log-dir"); d {
+	case "", "stderr":
+	case "stdout":
+		out = os.Stdout
+	default:
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("log-dir %s: %w", d, err)
+		}
+		f, err := os.OpenFile(filepath.Join(d, "cairn.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log-dir %s: %w", d, err)
+		}
+		out, closeFn = f, func() { f.Close() }
+	}
+	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{
+		Name:   "cairn",
+		Level:  hclogLevel(cfg.String("log-level")),
+		Output: out,
+	})
+	return l, closeFn, nil
+}
+
+// hclogLevel maps Redis's and Kvrocks's level names onto hclog's.
+func hclogLevel(name string) hclog.Level {
+	switch name {
+	case "debug", "verbose":
+		return hclog.Debug
+	case "info", "notice":
+		return hclog.Info
+	case "warning":
+		return hclog.Warn
+	case "error":
+		return hclog.Error
+	}
+	return hclog.Info
+}

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cairnkv/cairn/commands"
+	"github.com/cairnkv/cairn/server/resp"
+)
+
+// flushThreshold is how many reply bytes a connection buffers before it
+// writes them even though more pipelined requests are waiting.
+const flushThreshold = 64 << 10
+
+// conn is one client connection. Its goroutine is the only reader and the
+// only writer of the socket.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	client *commands.Client
+	r      *resp.Reader
+	w      *resp.Writer
+
+	closeOnce sync.Once
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, w: resp.NewWriter()}
+	cl := &commands.Client{
+		ID:      s.env.Clients.NextID(),
+		Addr:    nc.RemoteAddr().String(),
+		LAddr:   nc.LocalAddr().String(),
+		FD:      connFD(nc),
+		Created: time.Now(),
+		Kill:    c.close,
+	}
+	s.env.NewClientState(cl)
+	cl.Touch("", cl.Created)
+	c.client = cl
+	c.r = resp.NewReader(countingReader{nc, s}, s.env.Config.Bytes("proto-max-bulk-len"))
+	return c
+}
+
+// countingReader counts the bytes clients send, for INFO.
+type countingReader struct {
+	r io.Reader
+	s *Server
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.s.env.Stats.NetInput.Add(int64(n))
+	return n, err
+}
+
+// close closes the socket; the serving goroutine then exits.
+func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+
+// interrupt wakes a connection blocked in a read so it notices shutdown;
+// a command already running finishes and its reply is written first.
+func (c *conn) interrupt() { c.nc.SetReadDeadline(time.Now()) }
+
+func (c *conn) serve() {
+	env := c.s.env
+	env.Clients.Add(c.client)
+	defer func() {
+		env.Clients.Remove(c.client)
+		c.close()
+		c.s.forget(c)
+	}()
+	for {
+		if c.s.closing.Load() {
+			c.flush()
+			return
+		}
+		if timeout := env.Config.Int("timeout"); timeout > 0 && c.r.Buffered() == 0 {
+			c.nc.SetReadDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
+		}
+		args, err := c.r.ReadCommand()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				c.w.Error("ERR " + pe.Error())
+				env.Log.Debug("protocol error; closing connection", "addr", c.client.Addr, "error", pe)
+			}
+			c.flush()
+			return
+		}
+		env.Dispatch(c.client, c.w, args)
+		if c.client.CloseAfterReply {
+			c.flush()
+			return
+		}
+		if c.r.Buffered() == 0 || c.w.Len() >= flushThreshold {
+			if !c.flush() {
+				return
+			}
+		}
+	}
+}
+
+// flush writes the buffered replies and reports success.
+func (c *conn) flush() bool {
+	if c.w.Len() == 0 {
+		return true
+	}
+	n, err := c.nc.Write(c.w.Bytes())
+	c.s.env.Stats.NetOutput.Add(int64(n))
+	c.w.Reset()
+	return err == nil
+}
+
+// connFD returns the socket's file descriptor number for CLIENT LIST.
+func connFD(nc net.Conn) int {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return -1
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}

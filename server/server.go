@@ -1,0 +1,211 @@
+// Package server is Cairn's network layer: it accepts connections, reads
+// requests with Redis's limits, dispatches them to the command table and
+// writes the replies, and it runs the primary's background expiry.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairnkv/cairn/commands"
+)
+
+// Server owns the listeners and every connection. Create it with New,
+// start it with Listen and Serve, stop it with Shutdown.
+type Server struct {
+	env *commands.Env
+	log hclog.Logger
+
+	listeners []net.Listener
+	conns     sync.WaitGroup
+	closing   atomic.Bool
+	done      chan struct{} // closed by Shutdown
+	stopOnce  sync.Once
+
+	mu   sync.Mutex
+	live map[*conn]struct{}
+
+	// shutdownRequested is signalled by the SHUTDOWN command.
+	shutdownRequested chan struct{}
+	requestOnce       sync.Once
+}
+
+// New returns a server for env. It sets env.Host to itself.
+func New(env *commands.Env) *Server {
+	s := &Server{env: env, log: env.Log, done: make(chan struct{}), live: map[*conn]struct{}{}, shutdownRequested: make(chan struct{})}
+	env.Host = s
+	return s
+}
+
+// Listen binds every address of the bind option on the port option.
+func (s *Server) Listen() error {
+	port := s.env.Config.Int("port")
+	for _, host := range strings.Fields(s.env.Config.String("bind")) {
+		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("server: listen on %s: %w", addr, err)
+		}
+		s.listeners = append(s.listeners, l)
+		s.log.Info("listening", "addr", l.Addr().String())
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("server: bind lists no address")
+	}
+	return nil
+}
+
+// Addrs returns the bound addresses.
+func (s *Server) Addrs() []net.Addr {
+	out := make([]net.Addr, len(s.listeners))
+	for i, l := range s.listeners {
+		out[i] = l.Addr()
+	}
+	return out
+}
+
+// Serve accepts connections until Shutdown, and runs the expiry cycle.
+func (s *Server) Serve() {
+	var wg sync.WaitGroup
+	for _, l := range s.listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.acceptLoop(l)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.expireLoop()
+	}()
+	wg.Wait()
+}
+
+// ShutdownRequested is closed when a client runs SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdownRequested }
+
+// Shutdown implements commands.Host: it asks the process to stop.
+func (s *Server) Shutdown() {
+	s.requestOnce.Do(func() { close(s.shutdownRequested) })
+}
+
+// Stop stops accepting, lets every connection finish the command it is
+// running, closes them, and waits until ctx ends for them to go.
+func (s *Server) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		s.closing.Store(true)
+		close(s.done)
+		s.closeListeners()
+		s.mu.Lock()
+		for c := range s.live {
+			c.interrupt()
+		}
+		s.mu.Unlock()
+	})
+	finished := make(chan struct{})
+	go func() {
+		s.conns.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: connections still open at shutdown: %w", ctx.Err())
+	}
+}
+
+func (s *Server) closeListeners() {
+	for _, l := range s.listeners {
+		l.Close()
+	}
+}
+
+func (s *Server) acceptLoop(l net.Listener) {
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "error", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			s.log.Error("accept failed", "error", err)
+			return
+		}
+		delay = 0
+		s.env.Stats.Connections.Add(1)
+		if max := s.env.Config.Int("maxclients"); int64(s.env.Clients.Len()) >= max {
+			s.env.Stats.Rejected.Add(1)
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
+		}
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.live[c] = struct{}{}
+		s.conns.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+func isTemporary(err error) bool {
+	return errors.Is(err, syscallEMFILE) || errors.Is(err, syscallENFILE)
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.live, c)
+	s.mu.Unlock()
+	s.conns.Done()
+}
+
+// expireLoop runs the active expiry cycle hz times a second, spending at
+// most a quarter of each period, in slices small enough never to stall
+// clients for long.
+func (s *Server) expireLoop() {
+	for {
+		hz := max(s.env.Config.Int("hz"), 1)
+		period := time.Second / time.Duration(hz)
+		select {
+		case <-s.done:
+			return
+		case <-time.After(period):
+		}
+		deadline := time.Now().Add(period / 4)
+		for time.Now().Before(deadline) {
+			n, more, err := s.env.Store.ExpireSlice(time.Now().UnixMilli(), 20)
+			s.env.Stats.ExpiredKeys.Add(int64(n))
+			if err != nil {
+				s.log.Error("expiry cycle failed", "error", err)
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,8 @@
+package server
+
+import "syscall"
+
+const (
+	syscallEMFILE = syscall.EMFILE
+	syscallENFILE = syscall.ENFILE
+)
