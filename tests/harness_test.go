@@ -1,0 +1,312 @@
+// Package tests holds Cairn's end-to-end tests: they start real bin/cairn
+// processes (and, for differential tests, a real redis-server) on free
+// loopback ports in temporary directories and talk to them over TCP.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// cairnBin returns the server binary under test: $CAIRN_BIN, or bin/cairn
+// at the repository root. `make test` builds it once per run.
+func cairnBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CAIRN_BIN"); p != "" {
+		return p
+	}
+	p, err := filepath.Abs("../bin/cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("server binary %s missing (run `make build` or set CAIRN_BIN): %v", p, err)
+	}
+	return p
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Node is one server process under test.
+type Node struct {
+	t    testing.TB
+	Name string
+	Port int
+	Dir  string
+	bin  string
+	args []string
+	cmd  *exec.Cmd
+	Log  *syncBuffer
+	exit chan error
+}
+
+// Addr returns host:port.
+func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
+
+// StartCairn starts bin/cairn on a free port in a fresh temp dir with the
+// extra arguments and waits until it answers PING.
+func StartCairn(t testing.TB, args ...string) *Node {
+	t.Helper()
+	n := &Node{t: t, Name: "cairn", Port: freePort(t), Dir: t.TempDir(), bin: cairnBin(t)}
+	n.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(n.Port), "--dir", filepath.Join(n.Dir, "data")}, args...)
+	n.start()
+	t.Cleanup(func() { n.Kill() })
+	return n
+}
+
+// StartRedis starts Debian's redis-server, persistence off, on a free port.
+func StartRedis(t testing.TB, args ...string) *Node {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server not installed (make test installs it): %v", err)
+	}
+	n := &Node{t: t, Name: "redis", Port: freePort(t), Dir: t.TempDir(), bin: bin}
+	n.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(n.Port), "--dir", n.Dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--enable-debug-command", "yes"}, args...)
+	n.start()
+	t.Cleanup(func() { n.Kill() })
+	return n
+}
+
+func (n *Node) start() {
+	n.t.Helper()
+	n.Log = &syncBuffer{}
+	n.cmd = exec.Command(n.bin, n.args...)
+	n.cmd.Stdout, n.cmd.Stderr = n.Log, n.Log
+	n.cmd.Dir = n.Dir
+	if err := n.cmd.Start(); err != nil {
+		n.t.Fatalf("start %s: %v", n.Name, err)
+	}
+	n.exit = make(chan error, 1)
+	cmd := n.cmd
+	go func() { n.exit <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-n.exit:
+			n.exit <- err
+			n.t.Fatalf("%s exited during start-up (%v); log:\n%s", n.Name, err, n.Log.String())
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", n.Addr(), 200*time.Millisecond); err == nil {
+			c.Write([]byte("PING\r\n"))
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			if line == "+PONG\r\n" || line == "-NOAUTH Authentication required.\r\n" {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n.t.Fatalf("%s did not answer on %s; log:\n%s", n.Name, n.Addr(), n.Log.String())
+}
+
+// Client returns a RESP2 go-redis client; it is closed at test end.
+func (n *Node) Client(opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: n.Addr(), Protocol: 2, DisableIdentity: true, ReadTimeout: 10 * time.Second, MaxRetries: -1}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	n.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Signal sends sig and waits for the process to exit, returning its error.
+func (n *Node) Signal(sig syscall.Signal, timeout time.Duration) (error, bool) {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return nil, true
+	}
+	n.cmd.Process.Signal(sig)
+	select {
+	case err := <-n.exit:
+		n.exit <- err
+		return err, true
+	case <-time.After(timeout):
+		return nil, false
+	}
+}
+
+// Stop sends SIGTERM and fails the test unless the process exits 0 within
+// 5 seconds.
+func (n *Node) Stop() {
+	n.t.Helper()
+	err, done := n.Signal(syscall.SIGTERM, 5*time.Second)
+	if !done {
+		n.t.Fatalf("%s did not exit within 5s of SIGTERM; log:\n%s", n.Name, n.Log.String())
+	}
+	if err != nil {
+		n.t.Fatalf("%s exited with %v after SIGTERM; log:\n%s", n.Name, err, n.Log.String())
+	}
+}
+
+// Kill sends SIGKILL and waits for the process to go.
+func (n *Node) Kill() { n.Signal(syscall.SIGKILL, 10*time.Second) }
+
+// Restart starts the process again with the same arguments and data.
+func (n *Node) Restart() {
+	n.t.Helper()
+	n.start()
+}
+
+// waitFor polls cond until it holds, failing the test after timeout (a
+// guard against hangs, not a speed requirement).
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ctx returns a context bounded to guard against hangs.
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// RawConn is a raw TCP connection for protocol-level tests.
+type RawConn struct {
+	t  testing.TB
+	c  net.Conn
+	rd *bufio.Reader
+}
+
+// Raw dials n.
+func (n *Node) Raw() *RawConn {
+	n.t.Helper()
+	c, err := net.DialTimeout("tcp", n.Addr(), 5*time.Second)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.t.Cleanup(func() { c.Close() })
+	return &RawConn{t: n.t, c: c, rd: bufio.NewReader(c)}
+}
+
+// Send writes raw bytes.
+func (r *RawConn) Send(s string) {
+	r.t.Helper()
+	if _, err := r.c.Write([]byte(s)); err != nil {
+		r.t.Fatalf("write: %v", err)
+	}
+}
+
+// Do sends a command as a RESP multibulk and returns the raw reply.
+func (r *RawConn) Do(args ...string) string {
+	r.t.Helper()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	r.Send(b.String())
+	return r.Reply()
+}
+
+// Reply reads one complete RESP reply and returns its raw bytes.
+func (r *RawConn) Reply() string {
+	r.t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var b bytes.Buffer
+	if err := readRaw(r.rd, &b); err != nil {
+		r.t.Fatalf("read reply: %v (got so far %q)", err, b.String())
+	}
+	return b.String()
+}
+
+// Closed reports whether the server closed the connection (EOF on read).
+func (r *RawConn) Closed() bool {
+	r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := r.rd.ReadByte()
+	return err != nil
+}
+
+// readRaw copies one RESP2/RESP3 value from rd to out.
+func readRaw(rd *bufio.Reader, out *bytes.Buffer) error {
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	out.WriteString(line)
+	if len(line) < 3 {
+		return fmt.Errorf("short line %q", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return err
+		}
+		out.Write(buf)
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readRaw(rd, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unexpected reply type %q", line)
+}

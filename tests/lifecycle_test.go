@@ -1,0 +1,300 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// runToExit runs bin/cairn with args in dir and returns its exit code and
+// output; it must exit by itself within the guard time.
+func runToExit(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(c, cairnBin(t), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if c.Err() != nil {
+		t.Fatalf("cairn %v did not exit: %s", args, out)
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+func TestStartsOnEmbeddedDefaults(t *testing.T) {
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:6666", 200*time.Millisecond); err == nil {
+		c.Close()
+		t.Fatal("port 6666 is already in use on this machine; the default-port test needs it free")
+	}
+	dir := t.TempDir()
+	n := &Node{t: t, Name: "cairn", Port: 6666, Dir: dir, bin: cairnBin(t)}
+	n.start()
+	t.Cleanup(n.Kill)
+	rdb := n.Client()
+	if err := rdb.Set(ctx(t), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cairn-data")); err != nil {
+		t.Fatalf("default data dir ./cairn-data not created: %v", err)
+	}
+	n.Stop()
+}
+
+func TestInvalidValuesStopStartup(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bad.conf")
+	os.WriteFile(conf, []byte("port 7000\nhz notanumber\n"), 0o644)
+	cases := []struct {
+		args []string
+		want []string // substrings of the one-line error
+	}{
+		{[]string{"--port", "99999"}, []string{"port", "99999"}},
+		{[]string{"--slave-read-only", "maybe"}, []string{"slave-read-only", "maybe"}},
+		{[]string{"--maxclients", "lots"}, []string{"maxclients", "lots"}},
+		{[]string{"-c", conf}, []string{"hz", "notanumber", "bad.conf:2"}},
+		{[]string{"--no-such-option", "1"}, []string{"no-such-option"}},
+	}
+	for _, c := range cases {
+		code, out := runToExit(t, dir, append(c.args, "--dir", filepath.Join(dir, "d"))...)
+		if code != 1 {
+			t.Errorf("cairn %v: exit code %d, want 1; output:\n%s", c.args, code, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 1 {
+			t.Errorf("cairn %v: want a one-line error, got:\n%s", c.args, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("cairn %v: error %q does not mention %q", c.args, out, w)
+			}
+		}
+	}
+}
+
+func TestSecondServerOnSameDirRefused(t *testing.T) {
+	n := StartCairn(t)
+	code, out := runToExit(t, n.Dir, "--port", fmt.Sprint(freePort(t)), "--dir", filepath.Join(n.Dir, "data"))
+	if code != 1 || !strings.Contains(out, "in use by another cairn process") {
+		t.Fatalf("second server: exit %d, output:\n%s", code, out)
+	}
+	if err := n.Client().Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("first server hurt: %v", err)
+	}
+}
+
+func TestConfigFileFlagsAndKvrocksOptions(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "kvrocks.conf")
+	os.WriteFile(conf, []byte(strings.Join([]string{
+		"# a kvrocks.conf with options Cairn does not implement",
+		"workers 8",
+		"rocksdb.max_open_files 4096",
+		"maxclients 77",
+		"hz 11",
+		"requirepass \"from file\"",
+	}, "\n")+"\n"), 0o644)
+	n := StartCairn(t, "-c", conf, "--hz", "12")
+	rdb := n.Client(func(o *redis.Options) { o.Password = "from file" })
+	got, err := rdb.ConfigGet(ctx(t), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["maxclients"] != "77" || got["hz"] != "12" || got["requirepass"] != "from file" {
+		t.Fatalf("file/flag layering wrong: maxclients=%q hz=%q requirepass=%q", got["maxclients"], got["hz"], got["requirepass"])
+	}
+	for _, name := range []string{"workers", "rocksdb.max_open_files"} {
+		if strings.Count(n.Log.String(), name) != 1 {
+			t.Errorf("want exactly one warning naming %s; log:\n%s", name, n.Log.String())
+		}
+	}
+}
+
+func TestConfigSetAndRewrite(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "cairn.conf")
+	orig := "# my comment\nhz 10\nrocksdb.max_open_files 100\nworkers 4\n\nmaxclients 100\n"
+	os.WriteFile(conf, []byte(orig), 0o644)
+	n := StartCairn(t, "-c", conf)
+	rdb := n.Client()
+	c := ctx(t)
+	if err := rdb.ConfigSet(c, "maxclients", "200").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Do(c, "CONFIG", "SET", "hz", "20", "log-level", "warning").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// An invalid pair leaves the valid one unapplied.
+	err := rdb.Do(c, "CONFIG", "SET", "hz", "30", "port", "1").Err()
+	if err == nil || !strings.Contains(err.Error(), "port") {
+		t.Fatalf("CONFIG SET with an immutable option: %v", err)
+	}
+	if v := rdb.ConfigGet(c, "hz").Val()["hz"]; v != "20" {
+		t.Fatalf("hz after failed multi-set = %q, want 20", v)
+	}
+	if err := rdb.ConfigRewrite(c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(conf)
+	text := string(data)
+	for _, want := range []string{"# my comment", "hz 20", "maxclients 200", "workers 4", "log-level warning"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rewritten file lacks %q:\n%s", want, text)
+		}
+	}
+	n.Stop()
+	n.Restart()
+	if v := n.Client().ConfigGet(ctx(t), "maxclients").Val()["maxclients"]; v != "200" {
+		t.Fatalf("maxclients after restart from rewritten file = %q", v)
+	}
+}
+
+func TestRewriteWithoutConfigFile(t *testing.T) {
+	n := StartCairn(t)
+	err := n.Client().ConfigRewrite(ctx(t)).Err()
+	if err == nil || err.Error() != "ERR The server is running without a config file" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSIGTERMFinishesAndPersists(t *testing.T) {
+	n := StartCairn(t)
+	rdb := n.Client()
+	c := ctx(t)
+	for i := 0; i < 1000; i++ {
+		if err := rdb.Set(c, fmt.Sprintf("key:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb.Set(c, "ttl", "v", time.Hour)
+	start := time.Now()
+	n.Stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	n.Restart()
+	rdb = n.Client()
+	if got := rdb.DBSize(c).Val(); got != 1001 {
+		t.Fatalf("DBSIZE after restart = %d, want 1001", got)
+	}
+	if got := rdb.Get(c, "key:999").Val(); got != "999" {
+		t.Fatalf("key:999 = %q", got)
+	}
+	if ttl := rdb.TTL(c, "ttl").Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("TTL after restart = %v", ttl)
+	}
+}
+
+func TestKill9WithSyncLosesNoAcknowledgedWrite(t *testing.T) {
+	n := StartCairn(t, "--rocksdb.write_options.sync", "yes")
+	c := ctx(t)
+	const writers = 8
+	acked := make(chan string, 100000)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			defer func() { done <- struct{}{} }()
+			rdb := n.Client()
+			for i := 0; i < 5000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := fmt.Sprintf("w%d:%d", w, i)
+				if err := rdb.Set(c, k, k, 0).Err(); err != nil {
+					return // the kill cut this one off: not acknowledged
+				}
+				acked <- k
+			}
+		}(w)
+	}
+	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(acked) > 500 })
+	n.Signal(syscall.SIGKILL, 10*time.Second)
+	close(stop)
+	for w := 0; w < writers; w++ {
+		<-done
+	}
+	close(acked)
+	n.Restart()
+	rdb := n.Client()
+	count := 0
+	for k := range acked {
+		count++
+		if v, err := rdb.Get(c, k).Result(); err != nil || v != k {
+			t.Fatalf("acknowledged write %s lost after kill -9: %q %v", k, v, err)
+		}
+	}
+	t.Logf("%d acknowledged writes survived kill -9", count)
+}
+
+func TestConcurrentIncrIsAtomic(t *testing.T) {
+	n := StartCairn(t)
+	c := ctx(t)
+	const clients, each = 50, 1000
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		go func() {
+			rdb := n.Client()
+			for j := 0; j < each; j++ {
+				if err := rdb.Incr(c, "counter").Err(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < clients; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := n.Client().Get(c, "counter").Val(); got != "50000" {
+		t.Fatalf("counter = %s, want 50000", got)
+	}
+}
+
+func TestConcurrentSetNXHasOneWinner(t *testing.T) {
+	n := StartCairn(t)
+	c := ctx(t)
+	for round := 0; round < 20; round++ {
+		key := fmt.Sprintf("lock:%d", round)
+		const clients = 20
+		wins := make(chan bool, clients)
+		start := make(chan struct{})
+		for i := 0; i < clients; i++ {
+			rdb := n.Client()
+			go func(i int) {
+				<-start
+				ok, err := rdb.SetNX(c, key, i, 0).Result()
+				wins <- err == nil && ok
+			}(i)
+		}
+		close(start)
+		won := 0
+		for i := 0; i < clients; i++ {
+			if <-wins {
+				won++
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d SET NX winners, want 1", round, won)
+		}
+	}
+}
