@@ -1,0 +1,252 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// EnvPrefix starts the name of every environment variable Load reads.
+const EnvPrefix = "CAIRN_"
+
+// EnvName returns the environment variable that sets option name:
+// EnvPrefix followed by the name in upper case with '-' and '.' replaced
+// by '_' (CAIRN_SLAVE_READ_ONLY, CAIRN_ROCKSDB_WRITE_OPTIONS_SYNC).
+func EnvName(name string) string {
+	return EnvPrefix + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(name))
+}
+
+// helpOutput is where Load prints --help; tests replace it.
+var helpOutput io.Writer = os.Stdout
+
+// Load builds the start-up configuration from four layers, each overriding
+// the one before:
+//
+//  1. the defaults of the options table;
+//  2. the configuration file named by -c FILE or --config FILE (kvrocks.conf
+//     syntax, see Tokenize), if any;
+//  3. the environment variables CAIRN_<NAME> found in environ (as
+//     os.Environ returns them; see EnvName), empty ones being ignored;
+//  4. --<name> <value> (or --<name>=<value>) arguments, one per option, every
+//     value a string as in the file (--slave-read-only no).
+//
+// Every value goes through the same checks as CONFIG SET. The first invalid
+// one fails Load with a one-line error naming where it came from (file and
+// line, variable or flag), the option and the value. An unknown directive,
+// flag or stray argument is an error; a Kvrocks option that Cairn does not
+// implement is ignored with a warning, one per occurrence, returned for the
+// caller to log. So is a CAIRN_ variable that names no option.
+//
+// With -h or --help, Load prints Usage to standard output and returns
+// ErrHelp.
+//
+// Load uses viper to layer the values (it is not used afterwards: viper is
+// not safe for concurrent use). The returned Config records the file's
+// absolute path for Rewrite. OnChange hooks are not called for loaded
+// values.
+func Load(args []string, environ []string) (*Config, []string, error) {
+	args, warnings := dropKvrocksFlags(args)
+
+	fs := pflag.NewFlagSet("cairn", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	configPath := fs.StringP("config", "c", "", "configuration file in kvrocks.conf syntax")
+	help := fs.BoolP("help", "h", false, "print the options and exit")
+	for _, o := range options {
+		fs.String(o.Name, o.Default, o.Doc)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			*help = true
+		} else {
+			return nil, warnings, fmt.Errorf("config: %w", err)
+		}
+	}
+	if *help {
+		if _, err := io.WriteString(helpOutput, Usage()); err != nil {
+			return nil, warnings, fmt.Errorf("config: print help: %w", err)
+		}
+		return nil, warnings, ErrHelp
+	}
+	if fs.NArg() > 0 {
+		return nil, warnings, fmt.Errorf("config: unexpected argument %q (options are given as --name value)", fs.Arg(0))
+	}
+
+	// below holds, per option, the value of the highest layer seen so far:
+	// a client-output-buffer-limit value only updates the classes it names.
+	below := make(map[string]*value, len(options))
+	v := viper.NewWithOptions(viper.KeyDelimiter("::")) // option names contain dots
+	for i := range options {
+		o := &options[i]
+		v.SetDefault(o.Name, o.Default)
+		below[o.Name], _ = parseValue(o, nil, o.Default)
+	}
+
+	fv := &fileValues{}
+	absPath := ""
+	if *configPath != "" {
+		data, err := os.ReadFile(*configPath)
+		if err != nil {
+			return nil, warnings, fmt.Errorf("config: %w", err)
+		}
+		var fileWarnings []string
+		fv, fileWarnings, err = parseFile(*configPath, data)
+		warnings = append(warnings, fileWarnings...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		fileMap := make(map[string]any, len(fv.values))
+		for name, val := range fv.values {
+			fileMap[name] = val.text
+			below[name] = val
+		}
+		if err := v.MergeConfigMap(fileMap); err != nil {
+			return nil, warnings, fmt.Errorf("config: %s: %w", *configPath, err)
+		}
+		if absPath, err = filepath.Abs(*configPath); err != nil {
+			return nil, warnings, fmt.Errorf("config: %w", err)
+		}
+	}
+
+	envMap, envWarnings, err := envValues(environ, below)
+	warnings = append(warnings, envWarnings...)
+	if err != nil {
+		return nil, warnings, err
+	}
+	if err := v.MergeConfigMap(envMap); err != nil {
+		return nil, warnings, fmt.Errorf("config: environment: %w", err)
+	}
+
+	for i := range options {
+		o := &options[i]
+		f := fs.Lookup(o.Name)
+		if f.Changed {
+			val, err := parseValue(o, below[o.Name], f.Value.String())
+			if err != nil {
+				return nil, warnings, fmt.Errorf("config: flag --%s: %w", o.Name, err)
+			}
+			if err := f.Value.Set(val.text); err != nil {
+				return nil, warnings, fmt.Errorf("config: flag --%s: %w", o.Name, err)
+			}
+		}
+		if err := v.BindPFlag(o.Name, f); err != nil {
+			return nil, warnings, fmt.Errorf("config: flag --%s: %w", o.Name, err)
+		}
+	}
+
+	c := New()
+	c.path = absPath
+	for i := range options {
+		o := &options[i]
+		raw := v.GetString(o.Name)
+		val, err := parseValue(o, nil, raw)
+		if err != nil { // every layer was checked above; this is a safety net
+			return nil, warnings, fmt.Errorf("config: %w", err)
+		}
+		c.entries[o.Name].val.Store(val)
+	}
+	if err := validateNamespaces(fv.namespaces, c.String("requirepass")); err != nil {
+		return nil, warnings, fmt.Errorf("config: %s: %w", *configPath, err)
+	}
+	c.namespaces = fv.namespaces
+	return c, warnings, nil
+}
+
+// envValues reads the CAIRN_ variables of environ, checks each against the
+// value below it and returns the canonical values by option name.
+func envValues(environ []string, below map[string]*value) (map[string]any, []string, error) {
+	byEnv := make(map[string]*Option, len(options))
+	for i := range options {
+		byEnv[EnvName(options[i].Name)] = &options[i]
+	}
+	kvrocksEnv := make(map[string]string, len(kvrocksOnly))
+	for name := range kvrocksOnly {
+		kvrocksEnv[EnvName(name)] = name
+	}
+	out := make(map[string]any)
+	var warnings []string
+	for _, kv := range environ {
+		key, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(key, EnvPrefix) || val == "" {
+			continue
+		}
+		o := byEnv[key]
+		if o == nil {
+			if name, ok := kvrocksEnv[key]; ok {
+				warnings = append(warnings, fmt.Sprintf("environment variable %s: %q is a Kvrocks option that Cairn does not support; ignored", key, name))
+			} else if strings.HasPrefix(key, EnvName("rocksdb.")) {
+				warnings = append(warnings, fmt.Sprintf("environment variable %s: a Kvrocks rocksdb option that Cairn does not support; ignored", key))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("environment variable %s names no option; ignored", key))
+			}
+			continue
+		}
+		parsed, err := parseValue(o, below[o.Name], val)
+		if err != nil {
+			return nil, warnings, fmt.Errorf("config: environment variable %s: %w", key, err)
+		}
+		below[o.Name] = parsed
+		out[o.Name] = parsed.text
+	}
+	return out, warnings, nil
+}
+
+// dropKvrocksFlags removes --<name> [value] and --<name>=<value> arguments
+// that name a Kvrocks option Cairn does not implement, with one warning
+// each. Everything after a "--" argument is left alone.
+func dropKvrocksFlags(args []string) ([]string, []string) {
+	var kept, warnings []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			kept = append(kept, args[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "--") {
+			kept = append(kept, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(a[2:], "=")
+		if !IsKvrocksOnly(name) {
+			kept = append(kept, a)
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			i++ // the flag's value
+		}
+		warnings = append(warnings, fmt.Sprintf("flag --%s: %q is a Kvrocks option that Cairn does not support; ignored",
+			name, strings.ToLower(name)))
+	}
+	return kept, warnings
+}
+
+// Usage returns the text --help prints: the command-line syntax and every
+// option with its kind, default and description.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString(`Usage: cairn [-c FILE] [--<option> <value> ...]
+
+  -c, --config FILE   configuration file in kvrocks.conf syntax
+  -h, --help          print this help and exit
+
+Every option below can be set, from lowest to highest precedence, by its
+default, the configuration file, the environment variable CAIRN_<OPTION>
+(upper case, '-' and '.' replaced by '_') and the flag --<option> <value>.
+Options marked * can also be changed at runtime with CONFIG SET.
+
+`)
+	for _, o := range options {
+		mark := " "
+		if o.Mutable {
+			mark = "*"
+		}
+		fmt.Fprintf(&b, "%s --%s <%s>\n      %s\n      default: %s\n", mark, o.Name, o.Kind, o.Doc, quoteToken(o.Default))
+	}
+	return b.String()
+}

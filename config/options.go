@@ -1,0 +1,250 @@
+package config
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Kind says how an option's value is parsed and rendered.
+type Kind int
+
+const (
+	// KindString is free text, stored as given (multi-token options store
+	// their tokens joined by one space).
+	KindString Kind = iota + 1
+	// KindBool is yes or no (any case), rendered as yes or no.
+	KindBool
+	// KindInt is a decimal integer written as Redis's string2ll accepts it
+	// (no sign other than '-', no leading zeros), within [Min, Max].
+	KindInt
+	// KindMemory is a size in bytes with an optional unit as Redis accepts
+	// it (b, k=1000, kb=1024, m, mb, g, gb; any case), within [Min, Max].
+	// It renders as a plain number of bytes, as CONFIG GET does in Redis 7.
+	KindMemory
+	// KindEnum is one of Enum (any case), rendered in lower case.
+	KindEnum
+)
+
+// String returns the kind's name as --help shows it.
+func (k Kind) String() string {
+	switch k {
+	case KindString:
+		return "string"
+	case KindBool:
+		return "yes|no"
+	case KindInt:
+		return "integer"
+	case KindMemory:
+		return "bytes"
+	case KindEnum:
+		return "enum"
+	}
+	return "unknown"
+}
+
+// Option describes one configuration option. The table of options is fixed
+// when the program starts; Options returns a copy of it.
+type Option struct {
+	// Name is the canonical lower-case name, as in kvrocks.conf.
+	Name string
+	// Aliases are other names accepted by Get, Set and the config file
+	// (never as flags or environment variables).
+	Aliases []string
+	// Kind says how values are parsed and rendered.
+	Kind Kind
+	// Default is the canonical default value.
+	Default string
+	// Min and Max bound KindInt and KindMemory values.
+	Min, Max int64
+	// Enum lists the accepted values of a KindEnum option, in lower case.
+	Enum []string
+	// Mutable reports whether CONFIG SET may change the option at runtime.
+	Mutable bool
+	// MultiToken reports whether a config-file line may give the value as
+	// several tokens; they are joined with one space.
+	MultiToken bool
+	// Doc is a one-line description.
+	Doc string
+
+	// check, when set, runs after the kind's parsing. It may reject the
+	// value or rewrite it (canonical text and typed fields). prev is the
+	// option's current value, for options whose new value is merged into
+	// the old one (client-output-buffer-limit).
+	check func(prev, v *value) error
+}
+
+// options is the table of every option Cairn supports, in the order the
+// example file and --help list them. To add an option, add an entry here:
+// Load, Set, Get, Rewrite, --help and the example file pick it up.
+var options = []Option{
+	{
+		Name: "bind", Kind: KindString, Default: "127.0.0.1", MultiToken: true,
+		Doc:   "Addresses to listen on, separated by spaces.",
+		check: checkBind,
+	},
+	{
+		Name: "port", Kind: KindInt, Default: "6666", Min: 0, Max: 65535,
+		Doc: "TCP port to listen on.",
+	},
+	{
+		Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32, Mutable: true,
+		Doc: "Close a client connection after it has been idle this many seconds (0 = never).",
+	},
+	{
+		Name: "maxclients", Kind: KindInt, Default: "10000", Min: 1, Max: math.MaxUint32, Mutable: true,
+		Doc: "Maximum number of connected clients.",
+	},
+	{
+		Name: "daemonize", Kind: KindBool, Default: "no",
+		Doc:   "Only no is supported: Cairn runs in the foreground; use a supervisor.",
+		check: checkDaemonize,
+	},
+	{
+		Name: "pidfile", Kind: KindString, Default: "",
+		Doc: "File to write the process id to (empty = none).",
+	},
+	{
+		Name: "dir", Kind: KindString, Default: "./cairn-data",
+		Doc: "Directory holding the database.",
+	},
+	{
+		Name: "log-dir", Kind: KindString, Default: "stderr",
+		Doc: "Where logs go: stdout, stderr or a directory.",
+	},
+	{
+		Name: "log-level", Kind: KindEnum, Default: "info", Mutable: true,
+		Enum: []string{"debug", "info", "notice", "verbose", "warning", "error"},
+		Doc:  "Log verbosity: debug, info, notice, verbose, warning or error.",
+	},
+	{
+		Name: "requirepass", Kind: KindString, Default: "", Mutable: true,
+		Doc: "Password clients must AUTH with; it also grants the admin role when namespaces exist (empty = none).",
+	},
+	{
+		Name: "masterauth", Kind: KindString, Default: "", Mutable: true,
+		Doc: "Password a replica uses to authenticate to its primary.",
+	},
+	{
+		Name: "slaveof", Aliases: []string{"replicaof"}, Kind: KindString, Default: "", MultiToken: true,
+		Doc:   "Primary to replicate from, as \"<host> <port>\" (empty = this node is a primary).",
+		check: checkSlaveof,
+	},
+	{
+		Name: "slave-read-only", Aliases: []string{"replica-read-only"}, Kind: KindBool, Default: "yes", Mutable: true,
+		Doc: "Whether a replica refuses write commands from clients.",
+	},
+	{
+		Name: "hz", Kind: KindInt, Default: "10", Min: 0, Max: math.MaxInt32, Mutable: true,
+		Doc:   "Active expiry cycles per second; values outside 1..500 are clamped, as Redis does.",
+		check: checkHz,
+	},
+	{
+		Name: "proto-max-bulk-len", Kind: KindMemory, Default: "536870912", Min: 1 << 20, Max: math.MaxInt64, Mutable: true,
+		Doc: "Largest bulk string a client may send (at least 1mb).",
+	},
+	{
+		Name: "client-output-buffer-limit", Kind: KindString, MultiToken: true, Mutable: true,
+		Default: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+		Doc:     "Output buffer limits per client class: <class> <hard> <soft> <soft-seconds> ...",
+		check:   checkBufferLimits,
+	},
+	{
+		Name: "notify-keyspace-events", Kind: KindString, Default: "", Mutable: true,
+		Doc: "Keyspace event classes to publish, as Redis's flags (empty = none).",
+	},
+	{
+		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "256", Min: 0, Max: math.MaxInt32,
+		Doc: "Block cache size in MB.",
+	},
+	{
+		Name: "rocksdb.write_options.sync", Kind: KindBool, Default: "no", Mutable: true,
+		Doc: "Whether every write waits for its WAL record to be synced to disk.",
+	},
+}
+
+// Options returns a copy of the table of every option Cairn supports, in
+// table order.
+func Options() []Option {
+	out := make([]Option, len(options))
+	for i, o := range options {
+		o.Aliases = slices.Clone(o.Aliases)
+		o.Enum = slices.Clone(o.Enum)
+		out[i] = o
+	}
+	return out
+}
+
+// byName maps canonical names and aliases to their table entry.
+var byName = func() map[string]*Option {
+	m := make(map[string]*Option, len(options))
+	for i := range options {
+		o := &options[i]
+		m[o.Name] = o
+		for _, a := range o.Aliases {
+			m[a] = o
+		}
+	}
+	return m
+}()
+
+// lookupOption finds an option by name or alias, in any case.
+func lookupOption(name string) *Option {
+	return byName[strings.ToLower(name)]
+}
+
+// kvrocksOnly lists the option names that Apache Kvrocks understands and
+// Cairn does not implement (besides every "rocksdb." name, see
+// IsKvrocksOnly). A kvrocks.conf line or flag with one of them is accepted
+// and ignored with a warning, so a Kvrocks configuration file still loads.
+var kvrocksOnly = map[string]bool{
+	"workers": true, "repl-workers": true, "socket-fd": true, "tcp-backlog": true,
+	"unixsocket": true, "unixsocketperm": true, "supervised": true,
+	"cluster-enabled": true, "persist-cluster-nodes-enabled": true, "codis-enabled": true,
+	"repl-namespace-enabled": true, "db-name": true, "backup-dir": true,
+	"log-retention-days": true, "max-backup-to-keep": true, "max-backup-keep-hours": true,
+	"master-use-repl-port": true, "use-rsid-psync": true,
+	"slave-priority": true, "slave-serve-stale-data": true, "slave-empty-db-before-fullsync": true,
+	"replica-announce-ip": true, "replica-announce-port": true,
+	"replication-connect-timeout-ms": true, "replication-recv-timeout-ms": true,
+	"replication-group-sync": true, "replication-no-slowdown": true,
+	"replication-delay-bytes": true, "replication-delay-updates": true,
+	"purge-backup-on-fullsync": true, "fullsync-recv-file-delay": true,
+	"max-replication-mb": true, "max-io-mb": true, "max-db-size": true,
+	"max-bitmap-to-string-mb": true, "enable-blob-cache": true,
+	"redis-cursor-compatible": true, "redis-databases": true, "resp3-enabled": true,
+	"json-max-nesting-depth": true, "json-storage-format": true,
+	"txn-context-enabled": true, "skip-block-cache-deallocation-on-close": true,
+	"histogram-bucket-boundaries": true, "lua-strict-key-accessing": true,
+	"slowlog-log-slower-than": true, "slowlog-max-len": true, "slowlog-dump-logfile-level": true,
+	"profiling-sample-ratio": true, "profiling-sample-commands": true,
+	"profiling-sample-record-max-len": true, "profiling-sample-record-threshold-ms": true,
+	"compact-cron": true, "bgsave-cron": true, "dbsize-scan-cron": true,
+	"compaction-checker-range": true, "compaction-checker-cron": true,
+	"force-compact-file-age": true, "force-compact-file-min-deleted-percentage": true,
+	"rename-command": true, "auto-resize-block-and-sst": true,
+	"migrate-type": true, "migrate-speed": true, "migrate-pipeline-size": true,
+	"migrate-sequence-gap": true, "migrate-batch-size-kb": true, "migrate-batch-rate-limit-mb": true,
+	"cloud-storage-type": true, "cloud-storage-bucket": true, "cloud-storage-access-key": true,
+	"cloud-storage-secret-key": true, "cloud-storage-endpoint": true,
+	"tls-port": true, "tls-cert-file": true, "tls-key-file": true, "tls-key-file-pass": true,
+	"tls-ca-cert-file": true, "tls-ca-cert-dir": true, "tls-protocols": true,
+	"tls-auth-clients": true, "tls-ciphers": true, "tls-ciphersuites": true,
+	"tls-prefer-server-ciphers": true, "tls-session-caching": true,
+	"tls-session-cache-size": true, "tls-session-cache-timeout": true, "tls-replication": true,
+}
+
+// IsKvrocksOnly reports whether name (any case) is an Apache Kvrocks option
+// that Cairn does not implement: accepted and ignored with a warning rather
+// than rejected. Every "rocksdb." name is one, except the few in the
+// options table.
+func IsKvrocksOnly(name string) bool {
+	name = strings.ToLower(name)
+	if byName[name] != nil {
+		return false
+	}
+	return kvrocksOnly[name] || strings.HasPrefix(name, "rocksdb.")
+}
+
+// namespacePrefix starts a namespace line: "namespace.<ns> <token>".
+const namespacePrefix = "namespace."
