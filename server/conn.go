@@ -79,6 +79,7 @@ func (c *conn) serve() {
 		if timeout := env.Config.Int("timeout"); timeout > 0 && c.r.Buffered() == 0 {
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
 		}
+		c.r.SetAuthRequired(!c.client.Authed)
 		args, err := c.r.ReadCommand()
 		if err != nil {
 			var pe *resp.ProtocolError

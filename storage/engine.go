@@ -119,7 +119,9 @@ func Open(opts Options) (*Engine, error) {
 
 // isLockError reports whether err is Pebble failing to take the dir lock.
 func isLockError(err error) bool {
-	return errors.Is(err, syscall.EAGAIN) || strings.Contains(err.Error(), "resource temporarily unavailable")
+	msg := err.Error()
+	return errors.Is(err, syscall.EAGAIN) || strings.Contains(msg, "resource temporarily unavailable") ||
+		strings.Contains(msg, "lock held")
 }
 
 // load checks the format version and reads the offset, key counts and

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Cairn's throughput benchmarks, measured side by side with redis-server in
+# one run, each server pinned to the same core and redis-benchmark to the
+# other. Prints a Markdown table of ratios (Cairn / Redis) for
+# docs/BENCHMARKS.md. Everything binds to 127.0.0.1; every load is bounded
+# by its request count.
+#
+# Usage: scripts/bench.sh            (make bench)
+#        BENCH_N=50000 scripts/bench.sh   (a quicker, noisier run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${BENCH_N:-200000}
+KEYS=${BENCH_KEYS:-1000000}
+SERVER_CPU=${BENCH_SERVER_CPU:-1}
+CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_up() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start" >&2; exit 1; }
+
+start_cairn() { # port, extra args...
+	local port=$1; shift
+	taskset -c "$SERVER_CPU" bin/cairn --port "$port" --dir "$work/cairn-$port" --log-level warning "$@" >"$work/cairn-$port.log" 2>&1 &
+	pids+=($!); wait_up "$port"
+}
+
+start_redis() { # port
+	taskset -c "$SERVER_CPU" redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/redis-$1.log" 2>&1 &
+	pids+=($!); wait_up "$1"
+}
+
+stop() { redis-cli -p "$1" shutdown nosave >/dev/null 2>&1 || true; sleep 0.3; }
+
+# rps port test args... -> requests per second of one redis-benchmark test
+rps() {
+	local port=$1 test=$2; shift 2
+	taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" -t "$test" --csv "$@" 2>/dev/null |
+		awk -F, -v t="\"${test^^}\"" '$1==t {gsub(/"/,"",$2); print $2}'
+}
+
+ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
+
+echo "| benchmark | Cairn req/s | Redis req/s | Cairn/Redis | target |"
+echo "|---|---:|---:|---:|---:|"
+
+cp=$(free_port); start_cairn "$cp"
+rp=$(free_port); start_redis "$rp"
+for pipeline in 1 16; do
+	for t in set get; do
+		c=$(rps "$cp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
+		r=$(rps "$rp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
+		target="≥ 0.8"; [ "$pipeline" = 16 ] && target="≥ 0.5"
+		echo "| ${t^^} -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | $target |"
+	done
+done
+stop "$cp"; stop "$rp"
+
+# Group commit: with sync yes, 50 concurrent writers must share fsyncs.
+cp=$(free_port); start_cairn "$cp" --rocksdb.write_options.sync yes
+one=$(rps "$cp" set -c 1 -n 2000 -r 100000)
+fifty=$(rps "$cp" set -c 50 -n 20000 -r 100000)
+echo "| SET sync yes: -c 50 / -c 1 (Cairn only) | $fifty | $one (c=1) | $(ratio "$fifty" "$one") | ≥ 10 |"
+stop "$cp"
+
+# Memory: RSS after loading $KEYS keys of 100-byte values.
+rss_mb() { ps -o rss= -p "$1" | awk '{printf "%.0f", $1/1024}'; }
+cp=$(free_port); start_cairn "$cp"; cpid=${pids[-1]}
+rp=$(free_port); start_redis "$rp"; rpid=${pids[-1]}
+val=$(head -c 100 /dev/zero | tr '\0' 'x')
+gen() { awk -v n="$KEYS" -v v="$val" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("key:%010d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$100\r\n%s\r\n", length(k), k, v } }'; }
+gen | redis-cli -p "$cp" --pipe >/dev/null
+gen | redis-cli -p "$rp" --pipe >/dev/null
+ck=$(redis-cli -p "$cp" dbsize); rk=$(redis-cli -p "$rp" dbsize)
+echo "| RSS MB after $ck / $rk keys of 100 B | $(rss_mb "$cpid") | $(rss_mb "$rpid") | $(ratio "$(rss_mb "$cpid")" "$(rss_mb "$rpid")") | Cairn ≤ 300 MB |"
+stop "$cp"; stop "$rp"

@@ -1,0 +1,237 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+func openTest(t testing.TB, dir string) *Engine {
+	t.Helper()
+	e, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestLogDataRoundTrip(t *testing.T) {
+	cases := []LogData{
+		{},
+		{Type: TypeString, Cmd: CmdSet},
+		{Type: TypeString, Cmd: CmdDel, Flags: LogFlagNotify},
+		{Type: TypeStream, Cmd: Command(0xfffe), Flags: 0xff},
+	}
+	for _, l := range cases {
+		got, err := DecodeLogData(l.Encode())
+		if err != nil || got != l {
+			t.Errorf("round trip of %+v: got %+v, %v", l, got, err)
+		}
+	}
+	// Longer records of version 1 decode (later fields are ignored).
+	ext := append(LogData{Type: TypeString, Cmd: CmdSet}.Encode(), 9, 9, 9)
+	if got, err := DecodeLogData(ext); err != nil || got.Cmd != CmdSet {
+		t.Errorf("extended record: %+v %v", got, err)
+	}
+	if _, err := DecodeLogData([]byte{2, 1, 0, 1, 0}); !errors.Is(err, ErrUnknownLogData) {
+		t.Errorf("unknown version: %v", err)
+	}
+	for _, bad := range [][]byte{nil, {1}, {1, 1, 0}} {
+		if _, err := DecodeLogData(bad); err == nil {
+			t.Errorf("short record %x decoded", bad)
+		}
+	}
+}
+
+func TestMetadataRoundTrip(t *testing.T) {
+	cases := []Metadata{
+		{Type: TypeString, Value: []byte("hello")},
+		{Type: TypeString, ExpireAt: 1700000000000, Value: []byte{}},
+		{Type: TypeHash, ExpireAt: 5, Version: 7, Size: 3},
+	}
+	for _, m := range cases {
+		got, err := decodeMetadata(m.encode(nil))
+		if err != nil || got.Type != m.Type || got.ExpireAt != m.ExpireAt || got.Version != m.Version ||
+			got.Size != m.Size || !bytes.Equal(got.Value, m.Value) {
+			t.Errorf("round trip of %+v: got %+v, %v", m, got, err)
+		}
+	}
+	if _, err := decodeMetadata([]byte{1, 0}); err == nil {
+		t.Error("short metadata decoded")
+	}
+	if _, err := decodeMetadata((&Metadata{Type: TypeHash}).encode(nil)[:12]); err == nil {
+		t.Error("truncated hash metadata decoded")
+	}
+}
+
+func TestMetaKeyRoundTrip(t *testing.T) {
+	for _, c := range []struct{ ns, key string }{{"", "k"}, {"tenant", "a:b"}, {"x", ""}, {"\xff", "\x00\xff"}} {
+		ns, key, err := DecodeMetaKey(metaKey(c.ns, []byte(c.key)))
+		if err != nil || string(ns) != c.ns || string(key) != c.key {
+			t.Errorf("%q/%q: got %q/%q %v", c.ns, c.key, ns, key, err)
+		}
+	}
+	if _, _, err := DecodeMetaKey([]byte{prefixMeta, 5, 'a'}); err == nil {
+		t.Error("truncated key decoded")
+	}
+}
+
+func TestCommitCountsOffsetsAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	put := func(ns, key string, expire int64) {
+		unlock := e.Locks.Lock(ns, []byte(key))
+		defer unlock()
+		old, found, err := e.GetMeta(ns, []byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		var op *Metadata
+		if found {
+			op = &old
+		}
+		b.PutMeta(ns, []byte(key), op, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
+		if _, err := e.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("", "a", 0)
+	put("", "b", 10)
+	put("", "b", 20) // overwrite: same key count, expiry index moves
+	put("ns1", "a", 0)
+	if got := e.KeyCounts(); got[""] != (KeyCount{Keys: 2, Expires: 1}) || got["ns1"] != (KeyCount{Keys: 1}) {
+		t.Fatalf("counts = %+v", got)
+	}
+	var due []string
+	e.ScanExpiring("", 100, func(ms int64, key []byte) bool { due = append(due, string(key)); return true })
+	if len(due) != 1 || due[0] != "b" {
+		t.Fatalf("expiry index = %v", due)
+	}
+	offset := e.Offset()
+	if offset != 4 {
+		t.Fatalf("offset = %d, want 4", offset)
+	}
+	if n, _, err := e.ExpireSlice(1000, 10); err != nil || n != 1 {
+		t.Fatalf("ExpireSlice = %d, %v", n, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openTest(t, dir)
+	defer e.Close()
+	if got := e.KeyCounts(); got[""] != (KeyCount{Keys: 1}) || got["ns1"] != (KeyCount{Keys: 1}) {
+		t.Fatalf("counts after reopen = %+v", got)
+	}
+	if e.Offset() != offset+1 {
+		t.Fatalf("offset after reopen = %d, want %d", e.Offset(), offset+1)
+	}
+}
+
+func TestCommitHookSeesBatchesInOffsetOrder(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	var offsets []uint64
+	var reprs [][]byte
+	e.SetCommitHook(func(off uint64, repr []byte) {
+		offsets = append(offsets, off)
+		reprs = append(reprs, repr)
+	})
+	for i := 0; i < 3; i++ {
+		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		b.PutMeta("", []byte{byte('a' + i)}, nil, Metadata{Type: TypeString, Value: []byte("v")})
+		if _, err := e.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(offsets) != 3 || offsets[0] != 1 || offsets[2] != 3 {
+		t.Fatalf("offsets = %v", offsets)
+	}
+	// The repr is a complete batch: LogData first, then records, with the
+	// offset inside it.
+	b := pebble.Batch{}
+	if err := b.SetRepr(reprs[1]); err != nil {
+		t.Fatal(err)
+	}
+	r := b.Reader()
+	kind, ld, _, ok, err := r.Next()
+	if !ok || err != nil || kind != pebble.InternalKeyKindLogData {
+		t.Fatalf("first record kind %v ok=%v err=%v", kind, ok, err)
+	}
+	if l, err := DecodeLogData(ld); err != nil || l.Cmd != CmdSet {
+		t.Fatalf("LogData = %+v %v", l, err)
+	}
+	found := false
+	for {
+		kind, k, v, ok, err := r.Next()
+		if !ok || err != nil {
+			break
+		}
+		if kind == pebble.InternalKeyKindSet && bytes.Equal(k, keyReplOffset) {
+			found = binary.BigEndian.Uint64(v) == 2
+		}
+	}
+	if !found {
+		t.Fatal("batch 2 does not carry offset 2")
+	}
+}
+
+func TestCommitFaultAppliesNothing(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	e.SetCommitFault(func(*Batch) error { return ErrInjectedFault })
+	b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("", []byte("k"), nil, Metadata{Type: TypeString, Value: []byte("v")})
+	if _, err := e.Commit(b); !errors.Is(err, ErrInjectedFault) {
+		t.Fatalf("commit error = %v", err)
+	}
+	if _, found, _ := e.GetMeta("", []byte("k")); found || e.DBSize("") != 0 || e.Offset() != 0 {
+		t.Fatal("a failed commit left data behind")
+	}
+}
+
+func TestSecondOpenIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	defer e.Close()
+	if _, err := Open(Options{Dir: dir}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+}
+
+func TestUnknownFormatRefused(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	e.db.Set(keyFormatVersion, binary.BigEndian.AppendUint64(nil, 99), pebble.Sync)
+	e.Close()
+	if _, err := Open(Options{Dir: dir}); !errors.Is(err, ErrFormat) {
+		t.Fatalf("open of format 99: %v", err)
+	}
+}
+
+func FuzzDecodeLogData(f *testing.F) {
+	f.Add(LogData{Type: TypeString, Cmd: CmdSet}.Encode())
+	f.Add([]byte{})
+	f.Add([]byte{2, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := DecodeLogData(b)
+		if err == nil && !bytes.Equal(l.Encode(), b[:logDataLen]) {
+			t.Fatalf("decode/encode mismatch for %x", b)
+		}
+	})
+}
+
+func FuzzDecodeMetadata(f *testing.F) {
+	f.Add((&Metadata{Type: TypeString, Value: []byte("v")}).encode(nil))
+	f.Add((&Metadata{Type: TypeHash, Version: 1, Size: 2}).encode(nil))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeMetadata(b)
+		if err == nil && m.Type != TypeString && !bytes.Equal(m.encode(nil), b[:metaHeaderLen+16]) {
+			t.Fatalf("decode/encode mismatch for %x", b)
+		}
+	})
+}
