@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -92,23 +91,30 @@ func (c *Ctx) authenticate(pass string) bool {
 	return false
 }
 
-const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+const (
+	errWrongPass        = "WRONGPASS invalid username-password pair or user is disabled."
+	errNoPassConfigured = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+)
 
 func cmdAuth(c *Ctx) {
 	if len(c.Args) > 3 {
 		c.W.Error(errSyntax)
 		return
 	}
-	if c.Env.Config.String("requirepass") == "" {
-		c.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-		return
-	}
-	pass := string(c.Args[len(c.Args)-1])
 	if len(c.Args) == 3 && string(c.Args[1]) != "default" {
 		c.W.Error(errWrongPass)
 		return
 	}
-	if !c.authenticate(pass) {
+	if c.Env.Config.String("requirepass") == "" {
+		if len(c.Args) == 3 {
+			// The default user has no password: any password is accepted.
+			c.W.OK()
+			return
+		}
+		c.W.Error(errNoPassConfigured)
+		return
+	}
+	if !c.authenticate(string(c.Args[len(c.Args)-1])) {
 		c.W.Error(errWrongPass)
 		return
 	}
@@ -146,11 +152,8 @@ func cmdHello(c *Ctx) {
 		}
 	}
 	if hasAuth {
-		if c.Env.Config.String("requirepass") == "" {
-			c.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-			return
-		}
-		if string(user) != "default" || !c.authenticate(string(pass)) {
+		open := c.Env.Config.String("requirepass") == ""
+		if string(user) != "default" || (!open && !c.authenticate(string(pass))) {
 			c.W.Error(errWrongPass)
 			return
 		}
@@ -385,5 +388,3 @@ func help(c *Ctx, cmd string, lines []string) {
 }
 
 func sortClients(cs []*Client) { sort.Slice(cs, func(i, j int) bool { return cs[i].ID < cs[j].ID }) }
-
-var _ = strconv.Itoa
