@@ -298,3 +298,45 @@ func TestConcurrentSetNXHasOneWinner(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxClientsAndIdleTimeout(t *testing.T) {
+	n := StartCairn(t)
+	admin := n.Raw()
+	if got := admin.Do("CONFIG", "SET", "maxclients", "2"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	second := n.Raw()
+	if got := second.Do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+	third := n.Raw()
+	if got := third.Reply(); got != "-ERR max number of clients reached\r\n" {
+		t.Fatalf("third client got %q", got)
+	}
+	if !third.Closed() {
+		t.Fatal("rejected client left open")
+	}
+	if got := admin.Do("CONFIG", "SET", "maxclients", "100", "timeout", "1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	idle := n.Raw()
+	idle.Do("PING")
+	if !idle.Closed() {
+		t.Fatal("idle client not closed after timeout")
+	}
+}
+
+func TestLogLevelChangesAtRuntime(t *testing.T) {
+	n := StartCairn(t, "--log-level", "warning")
+	rdb := n.Client()
+	c := ctx(t)
+	rdb.Do(c, "SHUTDOWN", "ABORT") // logs nothing either way
+	if err := rdb.ConfigSet(c, "log-level", "debug").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A protocol error is logged at debug level.
+	r := n.Raw()
+	r.Send("*1\r\n$x\r\n")
+	r.Reply()
+	waitFor(t, 10*time.Second, "a debug line in the log", func() bool { return strings.Contains(n.Log.String(), "[DEBUG]") })
+}
