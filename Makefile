@@ -35,9 +35,15 @@ test-e2e:
 bench: deps build
 	./scripts/bench.sh
 
+STATICCHECK_VERSION := 2026.2.2
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -q "$(STATICCHECK_VERSION)"; then \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); fi
+	$(STATICCHECK) ./...
 
 clean:
 	rm -rf bin

@@ -1,10 +1,8 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,13 +295,7 @@ func (c *Ctx) intArg(i int) (int64, bool) {
 	return n, ok
 }
 
-// lowerArg returns args[i] in lower case, for option keywords.
-func (c *Ctx) lowerArg(i int) string { return strings.ToLower(string(c.Args[i])) }
-
 // errWrongArity is the arity error of the running command.
 func (c *Ctx) wrongArity() {
 	c.errorf("ERR wrong number of arguments for '%s' command", c.Spec.FullName())
 }
-
-// errNotReady reports a feature not built yet.
-var errNotReady = errors.New("not supported")
