@@ -48,16 +48,17 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})
 }
 
-// unknownCommand renders Redis's unknown-command error.
+// unknownCommand renders Redis's unknown-command error; like Redis's
+// "%s", it prints each argument up to its first NUL byte.
 func unknownCommand(args [][]byte) string {
 	var b strings.Builder
 	for _, a := range args[1:] {
 		if b.Len() >= 128 {
 			break
 		}
-		fmt.Fprintf(&b, "'%s' ", truncate(a, 128-b.Len()))
+		fmt.Fprintf(&b, "'%s' ", truncate(cString(a), 128-b.Len()))
 	}
-	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", truncate(args[0], 128), b.String())
+	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", truncate(cString(args[0]), 128), b.String())
 }
 
 func truncate(b []byte, n int) []byte {

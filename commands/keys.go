@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"github.com/cairnkv/cairn/glob"
 	"github.com/cairnkv/cairn/storage"
@@ -98,7 +99,7 @@ func cmdPExpireAt(c *Ctx) { expireGeneric(c, 0, false, storage.CmdPExpireAt) }
 func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 	var nx, xx, gt, lt bool
 	for _, a := range c.Args[3:] {
-		switch lower(a) {
+		switch keyword(a) {
 		case "nx":
 			nx = true
 		case "xx":
@@ -108,7 +109,9 @@ func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 		case "lt":
 			lt = true
 		default:
-			c.errorf("ERR Unsupported option %s", a)
+			// Redis formats the option as a C string and trims the
+			// newlines its error replies cannot end with.
+			c.W.Error(strings.TrimRight("ERR Unsupported option "+string(cString(a)), "\r\n"))
 			return
 		}
 	}
@@ -188,7 +191,9 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 			t = max(t-c.nowMs(), 0)
 		}
 		if !ms {
-			t = (t + 500) / 1000
+			// Rounded to seconds in unsigned arithmetic, as Redis's
+			// compiled (ttl+500)/1000 behaves for t near MaxInt64.
+			t = int64((uint64(t) + 500) / 1000)
 		}
 		c.W.Int(t)
 	}
@@ -283,7 +288,7 @@ func cmdCopy(c *Ctx) {
 	src, dst := c.Args[1], c.Args[2]
 	replace := false
 	for j := 3; j < len(c.Args); j++ {
-		switch lower(c.Args[j]) {
+		switch keyword(c.Args[j]) {
 		case "replace":
 			replace = true
 		case "db":
@@ -295,6 +300,11 @@ func cmdCopy(c *Ctx) {
 			if !ok {
 				return
 			}
+			if db < math.MinInt32 || db > math.MaxInt32 {
+				c.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+				return
+			}
+			// Cairn has database 0 only.
 			if db != 0 {
 				c.W.Error("ERR DB index is out of range")
 				return
@@ -361,9 +371,10 @@ func cmdKeys(c *Ctx) {
 	}
 }
 
-// parseCursor reads a SCAN cursor as Redis's strtoul-based parser does.
+// parseCursor reads a SCAN cursor as Redis's strtoul-based parser does
+// (on a C string: a NUL byte ends it).
 func parseCursor(b []byte) (uint64, bool) {
-	s := string(b)
+	s := string(cString(b))
 	if s == "" {
 		return 0, true
 	}
@@ -397,7 +408,7 @@ func cmdScan(c *Ctx) {
 	typeName := ""
 	for i := 2; i < len(c.Args); {
 		rest := len(c.Args) - i
-		switch opt := lower(c.Args[i]); {
+		switch opt := keyword(c.Args[i]); {
 		case opt == "count" && rest >= 2:
 			n, ok := c.intArg(i + 1)
 			if !ok {
@@ -414,7 +425,7 @@ func cmdScan(c *Ctx) {
 				pattern = nil
 			}
 		case opt == "type" && rest >= 2:
-			typeName = lower(c.Args[i+1])
+			typeName = keyword(c.Args[i+1])
 		default:
 			c.W.Error(errSyntax)
 			return
@@ -471,11 +482,12 @@ func cmdRandomKey(c *Ctx) {
 		seed[i] = byte(rand.IntN(256))
 	}
 	var found []byte
+	ok := false // found may be the empty key
 	pick := func(key []byte, m storage.Metadata) bool {
 		if m.Expired(now) {
 			return true
 		}
-		found = append([]byte(nil), key...)
+		found, ok = append([]byte(nil), key...), true
 		return false
 	}
 	for _, start := range [][]byte{seed[:], nil} {
@@ -483,7 +495,7 @@ func cmdRandomKey(c *Ctx) {
 			c.storageError(err)
 			return
 		}
-		if found != nil {
+		if ok {
 			c.W.Bulk(found)
 			return
 		}
@@ -495,7 +507,7 @@ func cmdDBSize(c *Ctx) { c.W.Int(c.Env.Store.DBSize(c.ns())) }
 
 // flushArgs checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument.
 func (c *Ctx) flushArgs() bool {
-	if len(c.Args) > 2 || (len(c.Args) == 2 && lower(c.Args[1]) != "sync" && lower(c.Args[1]) != "async") {
+	if len(c.Args) > 2 || (len(c.Args) == 2 && keyword(c.Args[1]) != "sync" && keyword(c.Args[1]) != "async") {
 		c.W.Error(errSyntax)
 		return false
 	}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"math/big"
 	"strconv"
 	"strings"
@@ -16,6 +17,10 @@ const (
 	// longDoubleMaxExp is the binary exponent past which an 80-bit long
 	// double overflows to infinity.
 	longDoubleMaxExp = 16384
+	// longDoubleUnderflowExp is the MantExp exponent of 2^-16446 (that
+	// is 0.5 * 2^-16445), half the smallest subnormal long double and
+	// the largest magnitude that rounds to zero.
+	longDoubleUnderflowExp = -16445
 	// maxLongDoubleChars is Redis's MAX_LONG_DOUBLE_CHARS.
 	maxLongDoubleChars = 5 * 1024
 )
@@ -26,7 +31,9 @@ func newLongDouble() *big.Float { return new(big.Float).SetPrec(longDoublePrec) 
 // space, the whole string consumed, NaN refused; decimal, hexadecimal and
 // infinity forms accepted as strtold accepts them.
 func parseLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || len(b) > maxLongDoubleChars {
+	// string2ld copies the string into a MAX_LONG_DOUBLE_CHARS buffer
+	// with its terminating NUL, so the longest accepted is one less.
+	if len(b) == 0 || len(b) >= maxLongDoubleChars {
 		return nil, false
 	}
 	switch b[0] {
@@ -58,8 +65,11 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 			return nil, false
 		}
 	}
-	if overflowsLongDouble(f) {
-		f.SetInf(f.Sign() < 0)
+	// strtold reports ERANGE for a result that overflows to HUGE_VALL or
+	// underflows to zero, and string2ld refuses both. (A subnormal result
+	// is accepted; it prints as 0 anyway.)
+	if overflowsLongDouble(f) || underflowsLongDouble(f) {
+		return nil, false
 	}
 	return f, true
 }
@@ -94,6 +104,17 @@ func isDecimalFloat(s string) bool {
 		}
 	}
 	return i == len(s)
+}
+
+// underflowsLongDouble reports whether a non-zero f rounds to zero as a
+// long double: at most half the smallest subnormal, 2^-16445.
+func underflowsLongDouble(f *big.Float) bool {
+	if f.IsInf() || f.Sign() == 0 {
+		return false
+	}
+	mant := newLongDouble()
+	exp := f.MantExp(mant) // |f| = |mant| * 2^exp, 0.5 <= |mant| < 1
+	return exp < longDoubleUnderflowExp || (exp == longDoubleUnderflowExp && mant.Abs(mant).Cmp(big.NewFloat(0.5)) == 0)
 }
 
 func overflowsLongDouble(f *big.Float) bool {
@@ -137,3 +158,17 @@ func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10
 
 // lower returns b as a lower-case string, for option keywords.
 func lower(b []byte) string { return strings.ToLower(string(b)) }
+
+// keyword returns an option keyword as Redis compares it (strcasecmp, or
+// byte tests up to a NUL): lower-cased and cut at its first NUL byte, so
+// "nx\x00junk" is NX, as it is for Redis.
+func keyword(b []byte) string { return strings.ToLower(string(cString(b))) }
+
+// cString returns b up to its first NUL byte, as C's "%s" prints it and
+// C's string functions see it.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}

@@ -60,7 +60,7 @@ func (c *Ctx) parseSetOptions(from int, forGetEx bool) (setOptions, bool) {
 	var o setOptions
 	args := c.Args
 	for j := from; j < len(args); j++ {
-		opt := lower(args[j])
+		opt := keyword(args[j])
 		hasNext := j+1 < len(args)
 		noExpire := o.unit == ""
 		switch {
@@ -319,12 +319,6 @@ func cmdGetEx(c *Ctx) {
 	if !ok {
 		return
 	}
-	var expire int64
-	if o.unit != "" {
-		if expire, ok = c.expireAt(o.unit, o.expireArg); !ok {
-			return
-		}
-	}
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
@@ -335,6 +329,14 @@ func cmdGetEx(c *Ctx) {
 	if !k.live {
 		c.W.NullBulk()
 		return
+	}
+	// Redis validates the time only once it has found the key: GETEX on
+	// a missing key replies nil even to "EX 0".
+	var expire int64
+	if o.unit != "" {
+		if expire, ok = c.expireAt(o.unit, o.expireArg); !ok {
+			return
+		}
 	}
 	switch {
 	case o.unit != "" && expire <= c.nowMs():
@@ -417,7 +419,7 @@ func cmdSetRange(c *Ctx) {
 		}
 		return
 	}
-	if offset+int64(len(val)) > c.maxBulk() {
+	if offset > c.maxBulk()-int64(len(val)) { // offset+len, without overflow
 		c.W.Error(errTooBig)
 		return
 	}
@@ -524,14 +526,10 @@ func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 }
 
 func cmdIncrByFloat(c *Ctx) {
-	incr, ok := parseLongDouble(c.Args[2])
-	if !ok {
-		c.W.Error(errNotFloat)
-		return
-	}
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
+	// Redis checks the key's type, then its value, then the increment.
 	k, ok := c.readString(key)
 	if !ok {
 		return
@@ -544,6 +542,11 @@ func cmdIncrByFloat(c *Ctx) {
 			return
 		}
 		m = k.m
+	}
+	incr, ok := parseLongDouble(c.Args[2])
+	if !ok {
+		c.W.Error(errNotFloat)
+		return
 	}
 	sum, ok := addLongDouble(cur, incr)
 	if !ok {

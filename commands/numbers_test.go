@@ -1,0 +1,121 @@
+package commands
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+// TestLongDouble checks the long double emulation behind INCRBYFLOAT:
+// parse the key's value (cur, "" for a missing key) and the increment, add,
+// format. Every expectation is redis-server 7.0.15's reply to
+// "SET k <cur>" (when cur is set) then "INCRBYFLOAT k <incr>" on x86-64.
+func TestLongDouble(t *testing.T) {
+	const (
+		notFloat = "ERR value is not a valid float"
+		nanInf   = "ERR increment would produce NaN or Infinity"
+	)
+	dbl15e308 := "149999999999999999999901476489468468031016840965060944967133685421180106066691046036756664728216022031902928370522024964340854582506645209487860806577896175175227643677561112877760303256738896516844124921428435196017215141331511736789270744288327321353040504243421434090049846615188904452633296864511849922560"
+	cases := []struct{ cur, incr, want string }{
+		{"", "1.5", "1.5"},
+		{"", "0.1", "0.1"},
+		{"0.1", "0.2", "0.3"},
+		{"", "3.0e-5", "0.00003"},
+		{"", "1e3", "1000"},
+		{"10.5", "0.1", "10.6"},
+		{"5.0e3", "2.0e2", "5200"},
+		{"1", "-1", "0"},
+		{"", "-0", "0"},
+		{"", "-0.0", "0"},
+		{"", "1.5e308", dbl15e308},
+		{"", "-1.5e308", "-" + dbl15e308},
+		{"1.5e308", "1.5e308", "299999999999999999999802952978936936062033681930121889934267370842360212133382092073513329456432044063805856741044049928681709165013290418975721613155792350350455287355122225755520606513477793033688249842856870392034430282663023473578541488576654642706081008486842868180099693230377808905266593729023699845120"},
+		{"", "1.7976931348623157e308", "179769313486231569995921046774104434048386446944329178485314420765176628523124396354701868608387085564428793419425520689308708363451136055357897278026477617073498977686288394835618163294045594434929537447290627480669417384648879122776218333598953852832103282504751611691208117720159985926376802466863339536384"},
+		{"", "0x10", "16"},
+		{"", "0x1p3", "8"},
+		{"", "0x1.8", "1.5"},
+		{"", "0X1P-2", "0.25"},
+		{"", "0x1e3", "483"},
+		{"", "0x", notFloat},
+		{"", "1e-17", "0.00000000000000001"},
+		{"", "1e-18", "0"},
+		{"", "0.000000000000000005", "0"},
+		{"", "0.000000000000000015", "0.00000000000000002"},
+		{"", "0.000000000000000025", "0.00000000000000002"}, // half to even
+		{"", "3.14159265358979323846264338327950288", "3.14159265358979324"},
+		{"", "123456789012345678901234567890", "123456789012345678899921813504"},
+		{"", "0.30000000000000004", "0.30000000000000004"},
+		{"", "9223372036854775807", "9223372036854775807"},
+		{"9223372036854775807", "1", "9223372036854775808"},
+		{"", "12345.678e-3", "12.345678"},
+		{"", "00012.5", "12.5"},
+		{"", ".5", "0.5"},
+		{"", "+.5", "0.5"},
+		{"", "5.", "5"},
+		{"", ".", notFloat},
+		{"", "1e", notFloat},
+		{"", "--1", notFloat},
+		{"", "1_000", notFloat},
+		{"", "1p3", notFloat},
+		{"", "abc", notFloat},
+		{"", " 1", notFloat},
+		{"abc", "1", notFloat},
+		{"1.5", "abc", notFloat},
+		// Overflow and underflow are parse errors (strtold's ERANGE);
+		// infinity itself parses but cannot be a result.
+		{"", "1e5000", notFloat},
+		{"", "1.18973149535723176508e4932", notFloat},
+		{"", "0x1p16384", notFloat},
+		{"", "1e-5000", notFloat},
+		{"", "1.8e-4951", notFloat},
+		{"", "0x1p-16446", notFloat},
+		{"", "2e-4951", "0"},
+		{"", "5e-4951", "0"},
+		{"", "1e-4940", "0"},
+		{"", "0x1.0000001p-16446", "0"},
+		{"", "0e99999999999", "0"},
+		{"1.18973149535723176502e4932", "1.18973149535723176502e4932", nanInf},
+		{"", "inf", nanInf},
+		{"", "-inf", nanInf},
+		{"", "Infinity", nanInf},
+		{"", "nan", notFloat},
+		{"", "infinit", notFloat},
+		// string2ld's buffer holds MAX_LONG_DOUBLE_CHARS-1 characters.
+		{"", strings.Repeat("0", 5118) + "1", "1"},
+		{"", strings.Repeat("0", 5119) + "1", notFloat},
+	}
+	for _, tc := range cases {
+		got := incrByFloatForTest(tc.cur, tc.incr)
+		if got != tc.want {
+			t.Errorf("SET %.40q; INCRBYFLOAT %.40q = %.80q, want %.80q", tc.cur, tc.incr, got, tc.want)
+		}
+	}
+
+	// The largest long double prints as its 4933 integer digits; the
+	// digest is of redis-server's reply.
+	got := incrByFloatForTest("", "1.18973149535723176502e4932")
+	if sum := sha256.Sum256([]byte(got)); len(got) != 4933 || hex.EncodeToString(sum[:]) != "39319dad6400899a3385cef1c62991c21106f7f12a7dea6f3849a857ad9131a6" {
+		t.Errorf("INCRBYFLOAT of the largest long double = %.60q...(%d digits)", got, len(got))
+	}
+}
+
+// incrByFloatForTest runs INCRBYFLOAT's arithmetic on a key holding cur
+// ("" for a missing key) and returns the reply text.
+func incrByFloatForTest(cur, incr string) string {
+	in, ok := parseLongDouble([]byte(incr))
+	if !ok {
+		return errNotFloat
+	}
+	v := newLongDouble()
+	if cur != "" {
+		if v, ok = parseLongDouble([]byte(cur)); !ok {
+			return errNotFloat
+		}
+	}
+	sum, ok := addLongDouble(v, in)
+	if !ok {
+		return "ERR increment would produce NaN or Infinity"
+	}
+	return string(formatLongDouble(sum))
+}
