@@ -2,8 +2,10 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -90,7 +92,10 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
-		env.Dispatch(c.client, c.w, args)
+		if !c.dispatch(args) {
+			c.flush()
+			return
+		}
 		if c.client.CloseAfterReply {
 			c.flush()
 			return
@@ -101,6 +106,23 @@ func (c *conn) serve() {
 			}
 		}
 	}
+}
+
+// dispatch runs one command. A panic in a handler is a bug: it is logged
+// with its stack, the client gets an error and the connection is closed
+// (reported as false), and the server keeps serving everyone else. Key
+// locks are released by the handlers' deferred unlocks.
+func (c *conn) dispatch(args [][]byte) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("command panicked; closing the connection", "command", string(args[0]),
+				"client", c.client.Addr, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.w.Error("ERR internal error while executing the command (see the server log)")
+			ok = false
+		}
+	}()
+	c.s.env.Dispatch(c.client, c.w, args)
+	return true
 }
 
 // flush writes the buffered replies and reports success.
