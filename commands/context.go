@@ -191,6 +191,8 @@ type Ctx struct {
 	// Now is the command's start time; every TTL decision in one command
 	// uses it, as Redis uses one mstime per command.
 	Now time.Time
+
+	locked bool // the command holds its key locks
 }
 
 // nowMs returns the command time in Unix milliseconds.
@@ -225,7 +227,11 @@ func (k *keyState) old() *storage.Metadata {
 
 // read returns the state of key in the connection's namespace.
 func (c *Ctx) read(key []byte) (keyState, error) {
-	m, found, err := c.Env.Store.GetMeta(c.ns(), key)
+	get := c.Env.Store.ReadMeta
+	if c.locked {
+		get = c.Env.Store.GetMeta
+	}
+	m, found, err := get(c.ns(), key)
 	if err != nil {
 		return keyState{}, err
 	}
@@ -257,8 +263,16 @@ func (c *Ctx) commit(b *storage.Batch) bool {
 	return true
 }
 
-// lock takes the locks of keys in the connection's namespace.
-func (c *Ctx) lock(keys ...[]byte) func() { return c.Env.Store.Locks.Lock(c.ns(), keys...) }
+// lock takes the locks of keys in the connection's namespace for the rest
+// of the command; reads then go through the lock-holder's path.
+func (c *Ctx) lock(keys ...[]byte) func() {
+	unlock := c.Env.Store.Locks.Lock(c.ns(), keys...)
+	c.locked = true
+	return func() {
+		c.locked = false
+		unlock()
+	}
+}
 
 // parseInt parses a Redis integer argument (string2ll rules: no spaces,
 // no plus sign, no leading zeros, fits in int64).

@@ -158,6 +158,10 @@ var options = []Option{
 		Doc: "Block cache size in MB.",
 	},
 	{
+		Name: "rocksdb.row_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
+		Doc: "Size in MB of the cache of recently used key metadata (string values included) kept above Pebble (0 = off).",
+	},
+	{
 		Name: "rocksdb.write_options.sync", Kind: KindBool, Default: "no", Mutable: true,
 		Doc: "Whether every write waits for its WAL record to be synced to disk.",
 	},

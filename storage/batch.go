@@ -20,7 +20,12 @@ type Batch struct {
 	flush  []string            // namespaces whose count resets to zero
 	nsSet  map[string]string
 	nsDel  []string
+	// rows are the metadata records the batch writes (nil value: deleted),
+	// for the row cache once the batch is applied.
+	rows []rowUpdate
 }
+
+type rowUpdate struct{ k, v []byte }
 
 // NewBatch starts a batch whose first record is the LogData l.
 func (e *Engine) NewBatch(l LogData) *Batch {
@@ -69,7 +74,9 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
 		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
 	}
-	_ = b.b.Set(metaKey(ns, key), m.encode(nil), nil)
+	mk, v := metaKey(ns, key), m.encode(nil)
+	_ = b.b.Set(mk, v, nil)
+	b.rows = append(b.rows, rowUpdate{mk, v})
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under
@@ -81,7 +88,9 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	} else {
 		b.addDelta(ns, -1, 0)
 	}
-	_ = b.b.Delete(metaKey(ns, key), nil)
+	mk := metaKey(ns, key)
+	_ = b.b.Delete(mk, nil)
+	b.rows = append(b.rows, rowUpdate{mk, nil})
 	// Collections keep members under subkeys; they go when their
 	// metadata goes (orphaned versions are reclaimed later).
 }
@@ -165,6 +174,12 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 		return 0, fmt.Errorf("storage: commit %d: %w", offset, err)
 	}
 	e.offset = offset
+	if len(b.flush) > 0 {
+		e.rows.clear()
+	}
+	for _, r := range b.rows {
+		e.rows.put(r.k, r.v)
+	}
 	e.applyCounts(newCounts)
 	e.applyNamespaces(b)
 	if e.hook != nil {

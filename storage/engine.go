@@ -38,6 +38,9 @@ type Options struct {
 	Sync bool
 	// BlockCacheBytes sizes Pebble's block cache; 0 means 64 MiB.
 	BlockCacheBytes int64
+	// RowCacheBytes sizes the cache of key metadata kept above Pebble;
+	// 0 turns it off.
+	RowCacheBytes int64
 	// Logger receives the engine's and Pebble's messages; nil discards them.
 	Logger hclog.Logger
 }
@@ -53,6 +56,7 @@ type CommitHook func(offset uint64, repr []byte)
 type Engine struct {
 	db     *pebble.DB
 	cache  *pebble.Cache
+	rows   *rowCache
 	log    hclog.Logger
 	sync   atomic.Bool
 	closed atomic.Bool
@@ -107,7 +111,7 @@ func Open(opts Options) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
 	}
-	e := &Engine{db: db, cache: cache, log: log, Locks: NewKeyLocks(), counts: map[string]KeyCount{}, namespaces: map[string]string{}}
+	e := &Engine{db: db, cache: cache, rows: newRowCache(opts.RowCacheBytes), log: log, Locks: NewKeyLocks(), counts: map[string]KeyCount{}, namespaces: map[string]string{}}
 	e.sync.Store(opts.Sync)
 	if err := e.load(); err != nil {
 		db.Close()
@@ -265,22 +269,48 @@ func (e *Engine) get(k []byte) ([]byte, error) {
 	return out, nil
 }
 
-// GetMeta returns the metadata of key in ns. Expired keys are returned
-// too (found is true); callers decide with Metadata.Expired. The value is a
-// private copy.
+// GetMeta returns the metadata of key in ns; the caller holds the key's
+// lock. Expired keys are returned too (found is true); callers decide with
+// Metadata.Expired. m.Value must not be modified.
 func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err error) {
-	v, err := e.get(metaKey(ns, key))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return Metadata{}, false, nil
+	mk := metaKey(ns, key)
+	v, hit := e.rows.get(mk)
+	if !hit {
+		v, err = e.get(mk)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+			v = nil
+		case err != nil:
+			return Metadata{}, false, fmt.Errorf("storage: get %q: %w", key, err)
+		}
+		e.rows.put(mk, v)
 	}
-	if err != nil {
-		return Metadata{}, false, fmt.Errorf("storage: get %q: %w", key, err)
+	if v == nil {
+		return Metadata{}, false, nil
 	}
 	m, err = decodeMetadata(v)
 	if err != nil {
 		return Metadata{}, false, fmt.Errorf("storage: key %q: %w", key, err)
 	}
 	return m, true, nil
+}
+
+// ReadMeta is GetMeta for a caller that does not hold the key's lock (a
+// read-only command): a cache miss takes the lock to fill the cache.
+func (e *Engine) ReadMeta(ns string, key []byte) (m Metadata, found bool, err error) {
+	if e.rows != nil {
+		if v, hit := e.rows.get(metaKey(ns, key)); hit {
+			if v == nil {
+				return Metadata{}, false, nil
+			}
+			if m, err = decodeMetadata(v); err == nil {
+				return m, true, nil
+			}
+		}
+		unlock := e.Locks.Lock(ns, key)
+		defer unlock()
+	}
+	return e.GetMeta(ns, key)
 }
 
 // scanPrefix calls fn for every record whose key starts with p, in key
