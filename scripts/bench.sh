@@ -5,12 +5,16 @@
 # docs/BENCHMARKS.md. Everything binds to 127.0.0.1; every load is bounded
 # by its request count.
 #
+# Each throughput figure is the median of BENCH_RUNS runs (default 3),
+# alternating Cairn and Redis so that drift on a shared machine hits both.
+#
 # Usage: scripts/bench.sh            (make bench)
-#        BENCH_N=50000 scripts/bench.sh   (a quicker, noisier run)
+#        BENCH_N=50000 BENCH_RUNS=1 scripts/bench.sh   (a quicker, noisier run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${BENCH_N:-200000}
+RUNS=${BENCH_RUNS:-3}
 KEYS=${BENCH_KEYS:-1000000}
 SERVER_CPU=${BENCH_SERVER_CPU:-1}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
@@ -48,6 +52,19 @@ rps() {
 
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
+median() { python3 -c 'import statistics, sys; print(round(statistics.median(float(x) for x in sys.argv[1:])))' "$@"; }
+
+# pair cairn-port redis-port test args... -> "cairn-median redis-median"
+pair() {
+	local cport=$1 rport=$2; shift 2
+	local cs=() rs=()
+	for _ in $(seq 1 "$RUNS"); do
+		cs+=("$(rps "$cport" "$@")")
+		rs+=("$(rps "$rport" "$@")")
+	done
+	echo "$(median "${cs[@]}") $(median "${rs[@]}")"
+}
+
 echo "| benchmark | Cairn req/s | Redis req/s | Cairn/Redis | target |"
 echo "|---|---:|---:|---:|---:|"
 
@@ -55,8 +72,7 @@ cp=$(free_port); start_cairn "$cp"
 rp=$(free_port); start_redis "$rp"
 for pipeline in 1 16; do
 	for t in set get; do
-		c=$(rps "$cp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
-		r=$(rps "$rp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
+		read -r c r < <(pair "$cp" "$rp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
 		target="≥ 0.8"; [ "$pipeline" = 16 ] && target="≥ 0.5"
 		echo "| ${t^^} -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | $target |"
 	done
