@@ -36,14 +36,26 @@ func init() {
 }
 
 func cmdPing(c *Ctx) {
-	switch len(c.Args) {
-	case 1:
-		c.W.SimpleString("PONG")
-	case 2:
-		c.W.Bulk(c.Args[1])
-	default:
+	if len(c.Args) > 2 {
 		c.wrongArity()
+		return
 	}
+	if c.Client.subs > 0 && c.W.Proto == 2 {
+		// Subscribed mode answers with a push-shaped array.
+		c.W.Array(2)
+		c.W.BulkString("pong")
+		if len(c.Args) > 1 {
+			c.W.Bulk(c.Args[1])
+		} else {
+			c.W.BulkString("")
+		}
+		return
+	}
+	if len(c.Args) == 1 {
+		c.W.SimpleString("PONG")
+		return
+	}
+	c.W.Bulk(c.Args[1])
 }
 
 func cmdEcho(c *Ctx) { c.W.Bulk(c.Args[1]) }
@@ -54,6 +66,10 @@ func cmdQuit(c *Ctx) {
 }
 
 func cmdReset(c *Ctx) {
+	if c.Client.Subscriber != nil {
+		c.Env.PubSub.Drop(c.Client.Subscriber)
+	}
+	c.Client.subs = 0
 	c.W.Proto = 2
 	c.Client.SetProto(2)
 	c.Client.SetName("")
@@ -231,19 +247,16 @@ func cmdClientGetName(c *Ctx) {
 	c.W.NullBulk()
 }
 
-func cmdClientInfo(c *Ctx) { c.W.Verbatim(c.Client.Info(c.Now) + "\n") }
+func cmdClientInfo(c *Ctx) { c.W.Verbatim(c.Env.ClientInfo(c.Client, c.Now) + "\n") }
 
 func cmdClientList(c *Ctx) {
 	var ids map[int64]bool
+	var typ func(*Client) bool
 	for j := 2; j < len(c.Args); j++ {
 		switch opt := lower(c.Args[j]); {
 		case opt == "type" && j+1 < len(c.Args):
-			switch t := lower(c.Args[j+1]); t {
-			case "normal":
-			case "master", "replica", "slave", "pubsub":
-				ids = map[int64]bool{} // no such clients yet
-			default:
-				c.errorf("ERR Unknown client type '%s'", c.Args[j+1])
+			var ok bool
+			if typ, ok = c.clientType(c.Args[j+1]); !ok {
 				return
 			}
 			j++
@@ -266,16 +279,38 @@ func cmdClientList(c *Ctx) {
 	}
 	var b strings.Builder
 	for _, cl := range c.Env.Clients.List() {
-		if ids != nil && !ids[cl.ID] {
+		if (ids != nil && !ids[cl.ID]) || (typ != nil && !typ(cl)) {
 			continue
 		}
 		if !c.Client.Admin && cl.Namespace != c.Client.Namespace {
 			continue
 		}
-		b.WriteString(cl.Info(c.Now))
+		b.WriteString(c.Env.ClientInfo(cl, c.Now))
 		b.WriteByte('\n')
 	}
 	c.W.Verbatim(b.String())
+}
+
+// clientType parses a CLIENT LIST/KILL TYPE into a filter; it replies
+// with Redis's error for an unknown type.
+func (c *Ctx) clientType(name []byte) (func(*Client) bool, bool) {
+	subscribed := func(cl *Client) bool {
+		if cl.Subscriber == nil {
+			return false
+		}
+		ch, p, sh := c.Env.PubSub.Counts(cl.Subscriber)
+		return ch+p+sh > 0
+	}
+	switch lower(name) {
+	case "normal":
+		return func(cl *Client) bool { return !subscribed(cl) }, true
+	case "pubsub":
+		return subscribed, true
+	case "master", "replica", "slave":
+		return func(*Client) bool { return false }, true
+	}
+	c.errorf("ERR Unknown client type '%s'", name)
+	return nil, false
 }
 
 func cmdClientKill(c *Ctx) {
@@ -312,14 +347,11 @@ func cmdClientKill(c *Ctx) {
 		case "laddr":
 			match = append(match, func(cl *Client) bool { return cl.LAddr == val })
 		case "type":
-			switch t := strings.ToLower(val); t {
-			case "normal":
-			case "master", "replica", "slave", "pubsub":
-				match = append(match, func(*Client) bool { return false })
-			default:
-				c.errorf("ERR Unknown client type '%s'", val)
+			typ, ok := c.clientType(c.Args[j+1])
+			if !ok {
 				return
 			}
+			match = append(match, typ)
 		case "user":
 			match = append(match, func(*Client) bool { return val == "default" })
 		case "skipme":

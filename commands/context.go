@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
 )
@@ -47,12 +48,15 @@ type Stats struct {
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
 	ErrorReplies   atomic.Int64
+	// OutputLimitDisconnections counts clients closed by
+	// client-output-buffer-limit (INFO client_output_buffer_limit_disconnections).
+	OutputLimitDisconnections atomic.Int64
 }
 
 // Reset zeroes the counters CONFIG RESETSTAT resets.
 func (s *Stats) Reset() {
 	for _, c := range []*atomic.Int64{&s.Connections, &s.Commands, &s.Rejected, &s.KeyspaceHits,
-		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies} {
+		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies, &s.OutputLimitDisconnections} {
 		c.Store(0)
 	}
 }
@@ -62,6 +66,7 @@ func (s *Stats) Reset() {
 type Env struct {
 	Store   *storage.Engine
 	Config  *config.Config
+	PubSub  *pubsub.Hub
 	Log     hclog.Logger
 	Host    Host
 	Clients *ClientRegistry
@@ -102,6 +107,19 @@ type Client struct {
 	// Kill closes the connection from another goroutine.
 	Kill func()
 
+	// Subscriber is the connection's receiving end in the Pub/Sub hub.
+	Subscriber pubsub.Subscriber
+	// StartQueuedOutput switches the connection to queued output (its own
+	// writer goroutine); a command calls it before its first subscription.
+	StartQueuedOutput func()
+	// OutputPending returns the bytes queued for the client, for CLIENT
+	// LIST omem.
+	OutputPending func() int64
+
+	// subs is the number of subscriptions held; only the connection's
+	// goroutine touches it.
+	subs int
+
 	mu       sync.Mutex
 	name     string
 	lastCmd  string
@@ -122,11 +140,37 @@ func (c *Client) Touch(cmd string, now time.Time) {
 	c.mu.Unlock()
 }
 
-// SetProto records the protocol version for CLIENT LIST.
+// SetProto records the protocol version the connection speaks.
 func (c *Client) SetProto(p int) { c.mu.Lock(); c.proto = p; c.mu.Unlock() }
 
-// Info renders the client as one CLIENT LIST line (without newline).
-func (c *Client) Info(now time.Time) string {
+// Subscriptions returns how many channels, patterns and shard channels
+// the client holds. Only the connection's goroutine may call it.
+func (c *Client) Subscriptions() int { return c.subs }
+
+// Proto returns the protocol version the connection speaks (2 or 3).
+func (c *Client) Proto() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proto == 0 {
+		return 2
+	}
+	return c.proto
+}
+
+// ClientInfo renders a client as one CLIENT LIST line (without newline).
+func (e *Env) ClientInfo(c *Client, now time.Time) string {
+	var sub, psub, ssub int
+	if c.Subscriber != nil {
+		sub, psub, ssub = e.PubSub.Counts(c.Subscriber)
+	}
+	var omem int64
+	if c.OutputPending != nil {
+		omem = c.OutputPending()
+	}
+	flags := "N"
+	if sub+psub+ssub > 0 {
+		flags = "P"
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last := c.lastCmd
@@ -141,8 +185,9 @@ func (c *Client) Info(now time.Time) string {
 	if ns == "" {
 		ns = defaultNamespaceName
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
-		c.ID, c.Addr, c.LAddr, c.FD, c.name, int64(now.Sub(c.Created).Seconds()), int64(now.Sub(c.lastSeen).Seconds()), last, proto, ns)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
+		c.ID, c.Addr, c.LAddr, c.FD, c.name, int64(now.Sub(c.Created).Seconds()), int64(now.Sub(c.lastSeen).Seconds()),
+		flags, sub, psub, ssub, omem, last, proto, ns)
 }
 
 // ClientRegistry is the set of connected clients, for CLIENT LIST/KILL

@@ -44,6 +44,11 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		w.Error(errNoAuth)
 		return
 	}
+	if cl.subs > 0 && cl.Proto() == 2 && !subscribedModeAllowed[spec.parentName()] {
+		e.Stats.ErrorReplies.Add(1)
+		w.Error(subscribedModeError(spec.FullName()))
+		return
+	}
 	cl.Touch(spec.FullName(), now)
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})
 }

@@ -196,6 +196,7 @@ func (c *Ctx) infoSection(name string) string {
 	case "clients":
 		b.WriteString("# Clients\r\n")
 		field("connected_clients", e.Clients.Len())
+		field("pubsub_clients", e.PubSub.Stats().Clients)
 		field("maxclients", e.Config.Int("maxclients"))
 		field("blocked_clients", 0)
 	case "memory":
@@ -226,6 +227,11 @@ func (c *Ctx) infoSection(name string) string {
 		field("keyspace_hits", s.KeyspaceHits.Load())
 		field("keyspace_misses", s.KeyspaceMisses.Load())
 		field("total_error_replies", s.ErrorReplies.Load())
+		ps := e.PubSub.Stats()
+		field("pubsub_channels", ps.Channels)
+		field("pubsub_patterns", ps.Patterns)
+		field("pubsubshard_channels", ps.ShardChannels)
+		field("client_output_buffer_limit_disconnections", s.OutputLimitDisconnections.Load())
 		field("sync_full", 0)
 		field("sync_partial_ok", 0)
 		field("sync_partial_err", 0)

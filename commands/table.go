@@ -86,6 +86,14 @@ func (s *Spec) FullName() string {
 	return s.Name
 }
 
+// parentName returns the top-level command's name.
+func (s *Spec) parentName() string {
+	if s.parent != nil {
+		return s.parent.Name
+	}
+	return s.Name
+}
+
 // ArityOK reports whether n arguments (name included) satisfy the arity.
 func (s *Spec) ArityOK(n int) bool {
 	if s.Arity >= 0 {

@@ -7,9 +7,11 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnkv/cairn/commands"
+	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server/resp"
 )
 
@@ -17,17 +19,28 @@ import (
 // writes them even though more pipelined requests are waiting.
 const flushThreshold = 64 << 10
 
-// conn is one client connection. Its goroutine is the only reader and the
-// only writer of the socket.
+// conn is one client connection. Its goroutine is the only reader of the
+// socket, and its only writer until the connection subscribes; from then on
+// its outbox's writer goroutine writes everything (replies and messages),
+// so publishers only ever enqueue.
 type conn struct {
 	s      *Server
 	nc     net.Conn
 	client *commands.Client
 	r      *resp.Reader
 	w      *resp.Writer
+	ob     *outbox // nil until the first subscription
+
+	// subscribed is true while the connection holds a subscription; it
+	// selects the pubsub class of client-output-buffer-limit.
+	subscribed atomic.Bool
 
 	closeOnce sync.Once
 }
+
+// Deliver implements pubsub.Subscriber: it queues the message frame in the
+// protocol the connection speaks.
+func (c *conn) Deliver(m *pubsub.Message) { c.ob.deliver(m.Frame(c.client.Proto())) }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, w: resp.NewWriter()}
@@ -39,6 +52,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 		Created: time.Now(),
 		Kill:    c.close,
 	}
+	cl.Subscriber = c
+	cl.StartQueuedOutput = c.startOutbox
+	cl.OutputPending = func() int64 { return c.ob.Pending() }
 	s.env.NewClientState(cl)
 	cl.Touch("", cl.Created)
 	c.client = cl
@@ -70,6 +86,10 @@ func (c *conn) serve() {
 	env.Clients.Add(c.client)
 	defer func() {
 		env.Clients.Remove(c.client)
+		env.PubSub.Drop(c)
+		if c.ob != nil {
+			c.ob.finish()
+		}
 		c.close()
 		c.s.forget(c)
 	}()
@@ -83,6 +103,9 @@ func (c *conn) serve() {
 		}
 		c.r.SetAuthRequired(!c.client.Authed)
 		args, err := c.r.ReadCommand()
+		if err == nil && c.ob != nil {
+			c.ob.begin()
+		}
 		if err != nil {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
@@ -95,6 +118,9 @@ func (c *conn) serve() {
 		if !c.dispatch(args) {
 			c.flush()
 			return
+		}
+		if c.ob != nil {
+			c.subscribed.Store(c.client.Subscriptions() > 0)
 		}
 		if c.client.CloseAfterReply {
 			c.flush()
@@ -125,8 +151,14 @@ func (c *conn) dispatch(args [][]byte) (ok bool) {
 	return true
 }
 
-// flush writes the buffered replies and reports success.
+// flush writes the buffered replies, or queues them once the connection
+// has an outbox, and reports success.
 func (c *conn) flush() bool {
+	if c.ob != nil {
+		c.ob.pushReply(c.w.Bytes())
+		c.w.Reset()
+		return true
+	}
 	if c.w.Len() == 0 {
 		return true
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnkv/cairn/commands"
 	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -36,7 +37,7 @@ func newTestServer(t testing.TB) *Server {
 	if err := cfg.Set([]config.Pair{{Name: "proto-max-bulk-len", Value: "1mb"}}); err != nil {
 		t.Fatal(err)
 	}
-	env := &commands.Env{Store: store, Config: cfg, Log: nullLogger(), Clients: commands.NewClientRegistry(),
+	env := &commands.Env{Store: store, Config: cfg, PubSub: pubsub.NewHub(), Log: nullLogger(), Clients: commands.NewClientRegistry(),
 		Stats: &commands.Stats{}, Started: time.Now(), Version: "test"}
 	return New(env)
 }

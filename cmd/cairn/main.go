@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairnkv/cairn/commands"
 	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server"
 	"github.com/cairnkv/cairn/storage"
 )
@@ -81,6 +82,7 @@ func run() int {
 	env := &commands.Env{
 		Store:   store,
 		Config:  cfg,
+		PubSub:  pubsub.NewHub(),
 		Log:     log,
 		Clients: commands.NewClientRegistry(),
 		Stats:   &commands.Stats{},

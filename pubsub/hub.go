@@ -1,0 +1,264 @@
+// Package pubsub is Cairn's one fan-out core: clients' PUBLISH, the
+// primary's keyspace notifications and replicas' reconstructed
+// notifications all publish through a Hub. Publishing never waits on a
+// subscriber: a Subscriber only enqueues what it is handed.
+package pubsub
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/cairnkv/cairn/glob"
+)
+
+// Subscriber is one connection's receiving end. The server implements it.
+type Subscriber interface {
+	// Deliver enqueues m for the connection. It is called with the Hub's
+	// read lock held, so it must not block and must not call back into
+	// the Hub; a subscriber that cannot keep up closes its connection
+	// asynchronously and is dropped when that connection ends.
+	Deliver(m *Message)
+}
+
+// Hub holds every subscription. Exact channels are a hash lookup; each
+// distinct pattern is matched once per publish and then fanned out to all
+// its subscribers. State is released as soon as the last subscriber of a
+// channel or pattern leaves. A Hub is safe for concurrent use.
+type Hub struct {
+	mu      sync.RWMutex
+	byKind  [3]map[string]*entry
+	clients map[Subscriber]*subscriptions
+}
+
+// entry is one channel or pattern with its subscribers.
+type entry struct {
+	name []byte // the name as bytes, for matching and frames without copies
+	subs map[Subscriber]struct{}
+}
+
+// subscriptions are one subscriber's names of each kind, in the order it
+// subscribed (for UNSUBSCRIBE without arguments).
+type subscriptions struct {
+	names [3][]string
+	index [3]map[string]int
+}
+
+func (s *subscriptions) add(k Kind, name string) bool {
+	if s.index[k] == nil {
+		s.index[k] = map[string]int{}
+	}
+	if _, ok := s.index[k][name]; ok {
+		return false
+	}
+	s.index[k][name] = len(s.names[k])
+	s.names[k] = append(s.names[k], name)
+	return true
+}
+
+func (s *subscriptions) remove(k Kind, name string) bool {
+	i, ok := s.index[k][name]
+	if !ok {
+		return false
+	}
+	delete(s.index[k], name)
+	last := len(s.names[k]) - 1
+	copy(s.names[k][i:], s.names[k][i+1:])
+	s.names[k] = s.names[k][:last]
+	for j := i; j < last; j++ {
+		s.index[k][s.names[k][j]] = j
+	}
+	return true
+}
+
+func (s *subscriptions) total() int {
+	return len(s.names[KindChannel]) + len(s.names[KindPattern]) + len(s.names[KindShard])
+}
+
+// NewHub returns an empty Hub.
+func NewHub() *Hub {
+	h := &Hub{clients: map[Subscriber]*subscriptions{}}
+	for k := range h.byKind {
+		h.byKind[k] = map[string]*entry{}
+	}
+	return h
+}
+
+// Counts returns how many channels, patterns and shard channels s holds.
+func (h *Hub) Counts(s Subscriber) (channels, patterns, shards int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if c := h.clients[s]; c != nil {
+		return len(c.names[KindChannel]), len(c.names[KindPattern]), len(c.names[KindShard])
+	}
+	return 0, 0, 0
+}
+
+// count is the number Redis reports in (un)subscribe replies: channels
+// plus patterns, or shard channels for the shard kind.
+func (c *subscriptions) count(k Kind) int {
+	if c == nil {
+		return 0
+	}
+	if k == KindShard {
+		return len(c.names[KindShard])
+	}
+	return len(c.names[KindChannel]) + len(c.names[KindPattern])
+}
+
+// Subscribe adds name of kind k to s's subscriptions (a no-op when s
+// already holds it) and returns the count for the reply.
+func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.clients[s]
+	if c == nil {
+		c = &subscriptions{}
+		h.clients[s] = c
+	}
+	n := string(name)
+	if c.add(k, n) {
+		e := h.byKind[k][n]
+		if e == nil {
+			e = &entry{name: []byte(n), subs: map[Subscriber]struct{}{}}
+			h.byKind[k][n] = e
+		}
+		e.subs[s] = struct{}{}
+	}
+	return c.count(k)
+}
+
+// Unsubscribe removes name of kind k from s's subscriptions (a no-op when
+// s does not hold it) and returns the count for the reply.
+func (h *Hub) Unsubscribe(s Subscriber, k Kind, name []byte) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.clients[s]
+	if c == nil {
+		return 0
+	}
+	h.unsubscribeLocked(s, c, k, string(name))
+	return c.count(k)
+}
+
+func (h *Hub) unsubscribeLocked(s Subscriber, c *subscriptions, k Kind, n string) {
+	if !c.remove(k, n) {
+		return
+	}
+	if e := h.byKind[k][n]; e != nil {
+		delete(e.subs, s)
+		if len(e.subs) == 0 {
+			delete(h.byKind[k], n)
+		}
+	}
+	if c.total() == 0 {
+		delete(h.clients, s)
+	}
+}
+
+// Names returns the names of kind k that s holds, in subscription order.
+func (h *Hub) Names(s Subscriber, k Kind) []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if c := h.clients[s]; c != nil {
+		return append([]string(nil), c.names[k]...)
+	}
+	return nil
+}
+
+// Drop removes every subscription of s; the server calls it when a
+// connection ends.
+func (h *Hub) Drop(s Subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.clients[s]
+	if c == nil {
+		return
+	}
+	for k := range c.names {
+		for _, n := range append([]string(nil), c.names[k]...) {
+			h.unsubscribeLocked(s, c, Kind(k), n)
+		}
+	}
+	delete(h.clients, s)
+}
+
+// Publish delivers payload on channel to the exact subscribers of the
+// channel and to the subscribers of every matching pattern, and returns
+// the number of deliveries (Redis's PUBLISH reply). A subscriber holding
+// both the channel and a matching pattern gets "message" then "pmessage".
+func (h *Hub) Publish(channel, payload []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	if e := h.byKind[KindChannel][string(channel)]; e != nil {
+		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload})
+	}
+	for _, e := range h.byKind[KindPattern] {
+		if glob.Match(e.name, channel, false) {
+			n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload})
+		}
+	}
+	return n
+}
+
+// PublishShard delivers payload to the subscribers of shard channel
+// channel (SPUBLISH) and returns their number.
+func (h *Hub) PublishShard(channel, payload []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	e := h.byKind[KindShard][string(channel)]
+	if e == nil {
+		return 0
+	}
+	return e.deliver(&Message{kind: KindShard, channel: channel, payload: payload})
+}
+
+// deliver hands m to every subscriber of e and returns their number.
+func (e *entry) deliver(m *Message) int {
+	for s := range e.subs {
+		s.Deliver(m)
+	}
+	return len(e.subs)
+}
+
+// Channels returns the active channels of kind KindChannel or KindShard
+// matching pattern (all of them for a nil pattern), sorted.
+func (h *Hub) Channels(k Kind, pattern []byte) []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []string
+	for n, e := range h.byKind[k] {
+		if pattern == nil || glob.Match(pattern, e.name, false) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NumSub returns the number of subscribers of an exact or shard channel.
+func (h *Hub) NumSub(k Kind, channel []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if e := h.byKind[k][string(channel)]; e != nil {
+		return len(e.subs)
+	}
+	return 0
+}
+
+// Stats are the Hub's sizes, for INFO and PUBSUB NUMPAT.
+type Stats struct {
+	Channels, Patterns, ShardChannels, Clients int
+}
+
+// Stats returns the current sizes.
+func (h *Hub) Stats() Stats {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return Stats{
+		Channels:      len(h.byKind[KindChannel]),
+		Patterns:      len(h.byKind[KindPattern]),
+		ShardChannels: len(h.byKind[KindShard]),
+		Clients:       len(h.clients),
+	}
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cairnkv/cairn/config"
+)
+
+// drainTimeout bounds how long a closing connection's writer keeps trying
+// to hand its last bytes to a client that does not read.
+const drainTimeout = 5 * time.Second
+
+// outbox is the output queue of a connection that has subscribed: its
+// replies and the messages publishers hand it are queued here and written
+// by the connection's own writer goroutine, so a publisher never waits on
+// the socket. Pending bytes are held to client-output-buffer-limit; a
+// connection over its limit is closed from the publisher's goroutine
+// without blocking it.
+type outbox struct {
+	c    *conn
+	wake chan struct{} // capacity 1: "there is work"
+	done chan struct{} // closed when the writer has exited
+
+	mu        sync.Mutex
+	queue     net.Buffers
+	deferred  net.Buffers // messages that arrived while a command ran
+	pending   int64       // bytes queued (deferred included), not yet written
+	executing bool        // a command of this connection is running
+	closing   bool        // no more input: drain, then close the socket
+	dead      bool        // closed for exceeding its limit
+	softSince time.Time   // when pending first went over the soft limit
+}
+
+// startOutbox switches c to queued output and starts its writer. It is
+// called on c's own goroutine, while a command runs.
+func (c *conn) startOutbox() {
+	if c.ob != nil {
+		return
+	}
+	o := &outbox{c: c, wake: make(chan struct{}, 1), done: make(chan struct{}), executing: true}
+	c.ob = o
+	go o.writer()
+}
+
+// begin marks the start of a command's execution: messages delivered from
+// now on wait until its reply is queued.
+func (o *outbox) begin() {
+	o.mu.Lock()
+	o.executing = true
+	o.mu.Unlock()
+}
+
+// pushReply queues a copy of the replies of the commands just run, then
+// the messages that arrived meanwhile, and ends the execution mark.
+func (o *outbox) pushReply(b []byte) {
+	o.mu.Lock()
+	if len(b) > 0 && !o.dead {
+		o.queue = append(o.queue, append([]byte(nil), b...))
+		o.pending += int64(len(b))
+	}
+	o.queue = append(o.queue, o.deferred...)
+	o.deferred = nil
+	o.executing = false
+	o.check()
+	o.mu.Unlock()
+	o.signal()
+}
+
+// deliver queues a message frame from a publisher's goroutine.
+func (o *outbox) deliver(frame []byte) {
+	o.mu.Lock()
+	if o.dead || o.closing {
+		o.mu.Unlock()
+		return
+	}
+	if o.executing {
+		o.deferred = append(o.deferred, frame)
+	} else {
+		o.queue = append(o.queue, frame)
+	}
+	o.pending += int64(len(frame))
+	o.check()
+	o.mu.Unlock()
+	o.signal()
+}
+
+// check applies client-output-buffer-limit to the pending bytes; o.mu is
+// held. A connection over its hard limit, or over its soft limit for
+// longer than the limit's seconds, is closed.
+func (o *outbox) check() {
+	if o.dead {
+		return
+	}
+	class := config.ClientNormal
+	if o.c.subscribed.Load() {
+		class = config.ClientPubSub
+	}
+	lim := o.c.s.env.Config.BufferLimit(class)
+	switch {
+	case lim.Hard > 0 && o.pending >= lim.Hard:
+		o.kill(class, "hard")
+	case lim.Soft > 0 && o.pending >= lim.Soft:
+		now := time.Now()
+		if o.softSince.IsZero() {
+			o.softSince = now
+		} else if now.Sub(o.softSince) > time.Duration(lim.SoftSeconds)*time.Second {
+			o.kill(class, "soft")
+		}
+	default:
+		o.softSince = time.Time{}
+	}
+}
+
+// kill closes the connection for exceeding its output limit; o.mu is held.
+func (o *outbox) kill(class config.ClientClass, which string) {
+	o.dead = true
+	o.c.s.env.Stats.OutputLimitDisconnections.Add(1)
+	o.c.s.log.Warn("client closed for overcoming of output buffer limits", "client", o.c.client.Addr,
+		"id", o.c.client.ID, "class", class.String(), "limit", which, "pending_bytes", o.pending)
+	o.queue, o.deferred = nil, nil
+	o.c.close()
+}
+
+// Pending returns the bytes queued but not yet written (CLIENT LIST omem).
+func (o *outbox) Pending() int64 {
+	if o == nil {
+		return 0
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pending
+}
+
+func (o *outbox) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish stops further input, lets the writer drain what is queued (for
+// at most drainTimeout) and waits for it to exit.
+func (o *outbox) finish() {
+	o.mu.Lock()
+	o.closing = true
+	o.mu.Unlock()
+	o.signal()
+	o.c.nc.SetWriteDeadline(time.Now().Add(drainTimeout))
+	<-o.done
+}
+
+// writer is the connection's only socket writer once it has an outbox.
+func (o *outbox) writer() {
+	defer close(o.done)
+	for range o.wake {
+		for {
+			o.mu.Lock()
+			bufs := o.queue
+			o.queue = nil
+			closing := o.closing
+			o.mu.Unlock()
+			if len(bufs) == 0 {
+				if closing {
+					return
+				}
+				break
+			}
+			n, err := bufs.WriteTo(o.c.nc)
+			o.c.s.env.Stats.NetOutput.Add(n)
+			o.mu.Lock()
+			o.pending -= n
+			o.mu.Unlock()
+			if err != nil {
+				o.c.close()
+				o.mu.Lock()
+				o.dead = true
+				o.queue, o.deferred = nil, nil
+				o.mu.Unlock()
+				return
+			}
+		}
+	}
+}
