@@ -1,0 +1,122 @@
+package pubsub
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// recorder is a Subscriber that keeps the RESP2 frames it is handed.
+type recorder struct{ frames []string }
+
+func (r *recorder) Deliver(m *Message) { r.frames = append(r.frames, string(m.Frame(2))) }
+
+func TestPublishReachesChannelsAndPatterns(t *testing.T) {
+	h := NewHub()
+	a, b, c := &recorder{}, &recorder{}, &recorder{}
+	if n := h.Subscribe(a, KindChannel, []byte("news")); n != 1 {
+		t.Fatalf("count = %d", n)
+	}
+	if n := h.Subscribe(a, KindPattern, []byte("n*")); n != 2 {
+		t.Fatalf("count = %d", n)
+	}
+	if n := h.Subscribe(a, KindChannel, []byte("news")); n != 2 {
+		t.Fatalf("duplicate subscribe changed the count: %d", n)
+	}
+	h.Subscribe(b, KindPattern, []byte("n*"))
+	h.Subscribe(c, KindShard, []byte("news"))
+	if got := h.Publish([]byte("news"), []byte("hi")); got != 3 {
+		t.Fatalf("PUBLISH receivers = %d, want 3", got)
+	}
+	want := []string{
+		"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+		"*4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+	}
+	if strings.Join(a.frames, "|") != strings.Join(want, "|") {
+		t.Fatalf("a got %q", a.frames)
+	}
+	if len(b.frames) != 1 || len(c.frames) != 0 {
+		t.Fatalf("b %q c %q", b.frames, c.frames)
+	}
+	if got := h.PublishShard([]byte("news"), []byte("s")); got != 1 || c.frames[0] != "*3\r\n$8\r\nsmessage\r\n$4\r\nnews\r\n$1\r\ns\r\n" {
+		t.Fatalf("SPUBLISH = %d, %q", got, c.frames)
+	}
+}
+
+func TestRESP3Frames(t *testing.T) {
+	m := &Message{kind: KindChannel, channel: []byte("c"), payload: []byte("")}
+	if got := string(m.Frame(3)); got != ">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n" {
+		t.Fatalf("RESP3 frame %q", got)
+	}
+}
+
+func TestEmptyChannelAndLoneStar(t *testing.T) {
+	h := NewHub()
+	r := &recorder{}
+	h.Subscribe(r, KindPattern, []byte("*"))
+	if n := h.Publish([]byte(""), []byte("x")); n != 0 {
+		t.Fatalf("a lone * matched the empty channel: %d", n)
+	}
+	if n := h.Publish([]byte("a"), []byte("x")); n != 1 {
+		t.Fatalf("a lone * did not match a: %d", n)
+	}
+}
+
+func TestStateIsReleased(t *testing.T) {
+	h := NewHub()
+	for i := 0; i < 10000; i++ {
+		r := &recorder{}
+		h.Subscribe(r, KindChannel, []byte(fmt.Sprint("c", i%7)))
+		h.Subscribe(r, KindPattern, []byte(fmt.Sprint("p", i)))
+		h.Subscribe(r, KindShard, []byte("s"))
+		if i%2 == 0 {
+			h.Drop(r)
+		} else {
+			h.Unsubscribe(r, KindChannel, []byte(fmt.Sprint("c", i%7)))
+			h.Unsubscribe(r, KindPattern, []byte(fmt.Sprint("p", i)))
+			h.Unsubscribe(r, KindShard, []byte("s"))
+		}
+	}
+	if s := h.Stats(); s != (Stats{}) {
+		t.Fatalf("state left behind: %+v", s)
+	}
+}
+
+func TestUnsubscribeOrderAndCounts(t *testing.T) {
+	h := NewHub()
+	r := &recorder{}
+	for _, n := range []string{"a", "b", "c"} {
+		h.Subscribe(r, KindChannel, []byte(n))
+	}
+	h.Subscribe(r, KindPattern, []byte("p"))
+	if got := h.Names(r, KindChannel); strings.Join(got, ",") != "a,b,c" {
+		t.Fatalf("names %v", got)
+	}
+	if n := h.Unsubscribe(r, KindChannel, []byte("b")); n != 3 {
+		t.Fatalf("count after unsubscribe = %d", n)
+	}
+	if n := h.Unsubscribe(r, KindChannel, []byte("nope")); n != 3 {
+		t.Fatalf("count after unsubscribing a channel not held = %d", n)
+	}
+	if got := h.Names(r, KindChannel); strings.Join(got, ",") != "a,c" {
+		t.Fatalf("names %v", got)
+	}
+	if ch, p, s := h.Counts(r); ch != 2 || p != 1 || s != 0 {
+		t.Fatalf("counts %d %d %d", ch, p, s)
+	}
+}
+
+func BenchmarkPublishManyPatterns(b *testing.B) {
+	h := NewHub()
+	for i := 0; i < 1000; i++ {
+		h.Subscribe(&recorder{}, KindPattern, []byte(fmt.Sprintf("other.%d.*", i)))
+	}
+	r := &recorder{}
+	h.Subscribe(r, KindPattern, []byte("news.*"))
+	ch, payload := []byte("news.tech"), make([]byte, 64)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h.Publish(ch, payload)
+		r.frames = r.frames[:0]
+	}
+}
