@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
@@ -67,6 +68,7 @@ type Env struct {
 	Store   *storage.Engine
 	Config  *config.Config
 	PubSub  *pubsub.Hub
+	Notify  *notify.Emitter
 	Log     hclog.Logger
 	Host    Host
 	Clients *ClientRegistry
@@ -237,7 +239,8 @@ type Ctx struct {
 	// uses it, as Redis uses one mstime per command.
 	Now time.Time
 
-	locked bool // the command holds its key locks
+	locked bool           // the command holds its key locks
+	events []notify.Event // events of the committed write, not yet published
 }
 
 // nowMs returns the command time in Unix milliseconds.
@@ -314,6 +317,7 @@ func (c *Ctx) lock(keys ...[]byte) func() {
 	unlock := c.Env.Store.Locks.Lock(c.ns(), keys...)
 	c.locked = true
 	return func() {
+		c.publishEvents()
 		c.locked = false
 		unlock()
 	}

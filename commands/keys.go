@@ -49,9 +49,9 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 	keys := c.Args[1:]
 	unlock := c.lock(keys...)
 	defer unlock()
-	b := c.Env.Store.NewBatch(storage.LogData{Cmd: cmd})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, cmd))
 	seen := make(map[string]bool, len(keys))
-	var n int64
+	var deleted [][]byte
 	for _, key := range keys {
 		if seen[string(key)] {
 			continue
@@ -64,13 +64,16 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 		}
 		if k.live {
 			b.DeleteKey(c.ns(), key, k.m)
-			n++
+			deleted = append(deleted, key)
 		}
 	}
-	if n > 0 && !c.commit(b) {
+	if len(deleted) > 0 && !c.commit(b) {
 		return
 	}
-	c.W.Int(n)
+	for _, key := range deleted {
+		c.written(cmd, key)
+	}
+	c.W.Int(int64(len(deleted)))
 }
 
 func cmdExists(c *Ctx) {
@@ -156,7 +159,7 @@ func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 		c.W.Int(0)
 		return
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Type: k.m.Type, Cmd: cmd})
+	b := c.Env.Store.NewBatch(c.logData(k.m.Type, cmd))
 	if when <= c.nowMs() {
 		b.DeleteKey(c.ns(), key, k.m)
 	} else {
@@ -214,7 +217,7 @@ func cmdPersist(c *Ctx) {
 	}
 	m := k.m
 	m.ExpireAt = 0
-	b := c.Env.Store.NewBatch(storage.LogData{Type: k.m.Type, Cmd: storage.CmdPersist})
+	b := c.Env.Store.NewBatch(c.logData(k.m.Type, storage.CmdPersist))
 	b.PutMeta(c.ns(), key, k.old(), m)
 	if c.commit(b) {
 		c.W.Int(1)
@@ -271,7 +274,7 @@ func renameGeneric(c *Ctx, nx bool) {
 	if nx {
 		cmd = storage.CmdRenameNX
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Type: s.m.Type, Cmd: cmd})
+	b := c.Env.Store.NewBatch(c.logData(s.m.Type, cmd))
 	b.DeleteKey(c.ns(), src, s.m)
 	b.PutMeta(c.ns(), dst, d.old(), s.m)
 	if !c.commit(b) {
@@ -339,7 +342,7 @@ func cmdCopy(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Type: s.m.Type, Cmd: storage.CmdCopy})
+	b := c.Env.Store.NewBatch(c.logData(s.m.Type, storage.CmdCopy))
 	b.PutMeta(c.ns(), dst, d.old(), s.m)
 	if c.commit(b) {
 		c.W.Int(1)
@@ -520,7 +523,7 @@ func cmdFlushDB(c *Ctx) {
 	}
 	unlock := c.Env.Store.Locks.LockAll()
 	defer unlock()
-	b := c.Env.Store.NewBatch(storage.LogData{Cmd: storage.CmdFlushDB})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, storage.CmdFlushDB))
 	b.FlushNamespace(c.ns())
 	if c.commit(b) {
 		c.W.OK()
@@ -544,7 +547,7 @@ func cmdFlushAll(c *Ctx) {
 	for ns := range c.Env.Store.KeyCounts() {
 		all[ns] = true
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Cmd: storage.CmdFlushAll})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, storage.CmdFlushAll))
 	for ns := range all {
 		b.FlushNamespace(ns)
 	}

@@ -167,9 +167,13 @@ func cmdSet(c *Ctx) {
 
 // putString commits one string write of cmd and reports success.
 func (c *Ctx) putString(cmd storage.Command, key []byte, k *keyState, m storage.Metadata) bool {
-	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: cmd})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, cmd))
 	b.PutMeta(c.ns(), key, k.old(), m)
-	return c.commit(b)
+	if !c.commit(b) {
+		return false
+	}
+	c.written(cmd, key)
+	return true
 }
 
 func cmdSetNX(c *Ctx) {
@@ -254,7 +258,7 @@ func msetGeneric(c *Ctx, nx bool) {
 	if nx {
 		cmd = storage.CmdMSetNX
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: cmd})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, cmd))
 	// A key given twice is written once, with its last value, keeping
 	// the key count exact.
 	last := map[string]int{}
@@ -307,7 +311,7 @@ func cmdGetDel(c *Ctx) {
 		c.W.NullBulk()
 		return
 	}
-	b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdGetDel})
+	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, storage.CmdGetDel))
 	b.DeleteKey(c.ns(), key, k.m)
 	if c.commit(b) {
 		c.W.Bulk(k.m.Value)
@@ -340,7 +344,7 @@ func cmdGetEx(c *Ctx) {
 	}
 	switch {
 	case o.unit != "" && expire <= c.nowMs():
-		b := c.Env.Store.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdGetEx})
+		b := c.Env.Store.NewBatch(c.logData(storage.TypeString, storage.CmdGetEx))
 		b.DeleteKey(c.ns(), key, k.m)
 		if !c.commit(b) {
 			return

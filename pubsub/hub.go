@@ -20,6 +20,13 @@ type Subscriber interface {
 	Deliver(m *Message)
 }
 
+// Member is implemented by subscribers that belong to a namespace. Messages
+// published with PublishIn reach only the subscribers for which InNamespace
+// is true; a subscriber that does not implement Member receives them all.
+type Member interface {
+	InNamespace(ns string) bool
+}
+
 // Hub holds every subscription. Exact channels are a hash lookup; each
 // distinct pattern is matched once per publish and then fanned out to all
 // its subscribers. State is released as soon as the last subscriber of a
@@ -187,15 +194,25 @@ func (h *Hub) Drop(s Subscriber) {
 // the number of deliveries (Redis's PUBLISH reply). A subscriber holding
 // both the channel and a matching pattern gets "message" then "pmessage".
 func (h *Hub) Publish(channel, payload []byte) int {
+	return h.publish(channel, payload, nil)
+}
+
+// PublishIn is Publish restricted to the subscribers of namespace ns (see
+// Member); keyspace notifications of a namespace are published this way.
+func (h *Hub) PublishIn(ns string, channel, payload []byte) int {
+	return h.publish(channel, payload, &ns)
+}
+
+func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	n := 0
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload})
+		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload}, ns)
 	}
 	for _, e := range h.byKind[KindPattern] {
 		if glob.Match(e.name, channel, false) {
-			n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload})
+			n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload}, ns)
 		}
 	}
 	return n
@@ -210,15 +227,27 @@ func (h *Hub) PublishShard(channel, payload []byte) int {
 	if e == nil {
 		return 0
 	}
-	return e.deliver(&Message{kind: KindShard, channel: channel, payload: payload})
+	return e.deliver(&Message{kind: KindShard, channel: channel, payload: payload}, nil)
 }
 
-// deliver hands m to every subscriber of e and returns their number.
-func (e *entry) deliver(m *Message) int {
-	for s := range e.subs {
-		s.Deliver(m)
+// deliver hands m to every subscriber of e (of namespace *ns only, when ns
+// is not nil) and returns their number.
+func (e *entry) deliver(m *Message, ns *string) int {
+	if ns == nil {
+		for s := range e.subs {
+			s.Deliver(m)
+		}
+		return len(e.subs)
 	}
-	return len(e.subs)
+	n := 0
+	for s := range e.subs {
+		if mb, ok := s.(Member); ok && !mb.InNamespace(*ns) {
+			continue
+		}
+		s.Deliver(m)
+		n++
+	}
+	return n
 }
 
 // Channels returns the active channels of kind KindChannel or KindShard

@@ -34,8 +34,31 @@ type conn struct {
 	// subscribed is true while the connection holds a subscription; it
 	// selects the pubsub class of client-output-buffer-limit.
 	subscribed atomic.Bool
+	// scope is the namespace the client works in and whether it is the
+	// admin, for publishers' goroutines (InNamespace).
+	scope atomic.Pointer[clientScope]
 
 	closeOnce sync.Once
+}
+
+type clientScope struct {
+	namespace string
+	admin     bool
+}
+
+// InNamespace implements pubsub.Member: keyspace notifications of a
+// namespace reach the clients of that namespace and the admin.
+func (c *conn) InNamespace(ns string) bool {
+	sc := c.scope.Load()
+	return sc != nil && (sc.admin || sc.namespace == ns)
+}
+
+// refreshScope publishes the client's namespace and role to publishers.
+func (c *conn) refreshScope() {
+	sc := c.scope.Load()
+	if sc == nil || sc.namespace != c.client.Namespace || sc.admin != c.client.Admin {
+		c.scope.Store(&clientScope{namespace: c.client.Namespace, admin: c.client.Admin})
+	}
 }
 
 // Deliver implements pubsub.Subscriber: it queues the message frame in the
@@ -121,6 +144,7 @@ func (c *conn) serve() {
 		}
 		if c.ob != nil {
 			c.subscribed.Store(c.client.Subscriptions() > 0)
+			c.refreshScope()
 		}
 		if c.client.CloseAfterReply {
 			c.flush()

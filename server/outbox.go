@@ -40,6 +40,7 @@ func (c *conn) startOutbox() {
 		return
 	}
 	o := &outbox{c: c, wake: make(chan struct{}, 1), done: make(chan struct{}), executing: true}
+	c.refreshScope()
 	c.ob = o
 	go o.writer()
 }

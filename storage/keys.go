@@ -122,3 +122,6 @@ func decodeExpireKey(k []byte, prefixLen int) (ms int64, key []byte, ok bool) {
 	}
 	return int64(binary.BigEndian.Uint64(k[prefixLen:])), k[prefixLen+8:], true
 }
+
+// IsMetaKey reports whether k is a metadata record key.
+func IsMetaKey(k []byte) bool { return len(k) >= 2 && k[0] == prefixMeta }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairnkv/cairn/commands"
 	"github.com/cairnkv/cairn/config"
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server"
 	"github.com/cairnkv/cairn/storage"
@@ -79,10 +80,18 @@ func run() int {
 		return 1
 	}
 
+	hub := pubsub.NewHub()
+	emitter := notify.NewEmitter(hub)
+	if err := watchNotifyFlags(cfg, emitter); err != nil {
+		log.Error("invalid notify-keyspace-events", "error", err)
+		store.Close()
+		return 1
+	}
 	env := &commands.Env{
 		Store:   store,
 		Config:  cfg,
-		PubSub:  pubsub.NewHub(),
+		PubSub:  hub,
+		Notify:  emitter,
 		Log:     log,
 		Clients: commands.NewClientRegistry(),
 		Stats:   &commands.Stats{},
@@ -134,6 +143,23 @@ func run() int {
 	}
 	log.Info("bye")
 	return code
+}
+
+// watchNotifyFlags makes the notify package own notify-keyspace-events:
+// it validates and canonicalizes every value (start-up and CONFIG SET) and
+// the emitter follows each change.
+func watchNotifyFlags(cfg *config.Config, e *notify.Emitter) error {
+	const name = "notify-keyspace-events"
+	if err := cfg.SetValidator(name, notify.Canonical); err != nil {
+		return err
+	}
+	apply := func(v string) {
+		if f, err := notify.ParseFlags(v); err == nil {
+			e.SetFlags(f)
+		}
+	}
+	apply(cfg.String(name))
+	return cfg.OnChange(name, apply)
 }
 
 // newLogger builds the hclog logger the log-level and log-dir options ask

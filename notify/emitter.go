@@ -1,0 +1,88 @@
+package notify
+
+import (
+	"sync/atomic"
+
+	"github.com/cairnkv/cairn/pubsub"
+)
+
+// Event is one keyspace event: a key that a command changed, and the
+// Redis event name it publishes under.
+type Event struct {
+	// Class is the flag that enables the event (String for "set",
+	// Generic for "del").
+	Class Flags
+	// Name is the Redis event name, the payload of __keyspace@ messages.
+	Name string
+	// Namespace is the key's namespace, "" for the default one.
+	Namespace string
+	// Key is the raw key, the payload of __keyevent@ messages.
+	Key []byte
+}
+
+// Emitter publishes events on the Pub/Sub hub, filtered by the node's own
+// notify-keyspace-events, which it reads at publish time. It is safe for
+// concurrent use.
+type Emitter struct {
+	hub   *pubsub.Hub
+	flags atomic.Uint32
+}
+
+// NewEmitter returns an emitter publishing on hub, with every flag off.
+func NewEmitter(hub *pubsub.Hub) *Emitter { return &Emitter{hub: hub} }
+
+// SetFlags replaces the flags (CONFIG SET notify-keyspace-events).
+func (e *Emitter) SetFlags(f Flags) { e.flags.Store(uint32(f)) }
+
+// Flags returns the current flags.
+func (e *Emitter) Flags() Flags { return Flags(e.flags.Load()) }
+
+// ClassEnabled reports whether class is on, whatever K and E say; it
+// decides the notify bit of a batch's LogData, so a primary with a class
+// on but no channel selector still ships the context to its replicas.
+func (e *Emitter) ClassEnabled(class Flags) bool { return e.Flags()&class != 0 }
+
+// Emit publishes ev: __keyspace@<db>__:<key> with the event name, then
+// __keyevent@<db>__:<event> with the key, each when its selector (K, E)
+// and the event's class are on. Messages of a namespace reach only that
+// namespace's clients and the admin.
+func (e *Emitter) Emit(ev Event) {
+	f := e.Flags()
+	if f&ev.Class == 0 || f&(Keyspace|Keyevent) == 0 {
+		return
+	}
+	db := DB(ev.Namespace)
+	if f&Keyspace != 0 {
+		ch := make([]byte, 0, len("__keyspace@__:")+len(db)+len(ev.Key))
+		ch = append(append(append(append(ch, "__keyspace@"...), db...), "__:"...), ev.Key...)
+		e.hub.PublishIn(ev.Namespace, ch, []byte(ev.Name))
+	}
+	if f&Keyevent != 0 {
+		ch := make([]byte, 0, len("__keyevent@__:")+len(db)+len(ev.Name))
+		ch = append(append(append(append(ch, "__keyevent@"...), db...), "__:"...), ev.Name...)
+		e.hub.PublishIn(ev.Namespace, ch, ev.Key)
+	}
+}
+
+// DB returns the <db> part of the channels of a namespace: "0" for the
+// default namespace, and "ns:" followed by the percent-encoded name for
+// another (every byte outside [A-Za-z0-9_.-] as %XX, uppercase), so no
+// namespace name can collide with db 0 or with another namespace.
+func DB(namespace string) string {
+	if namespace == "" {
+		return "0"
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, 3+3*len(namespace))
+	b = append(b, "ns:"...)
+	for i := 0; i < len(namespace); i++ {
+		c := namespace[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
+			b = append(b, c)
+		default:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(b)
+}
