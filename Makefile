@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/cairn
-UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./server/... ./commands/...
+UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./notify/... ./server/... ./commands/...
 
 .PHONY: all build run test test-unit test-e2e deps bench lint clean
 

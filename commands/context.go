@@ -79,6 +79,8 @@ type Env struct {
 	ConfigFile string
 	// Version is Cairn's version string.
 	Version string
+	// Faults are the test-only fault hooks; nil in production.
+	Faults *Faults
 
 	cursors cursorTable
 	nsMu    sync.Mutex // serializes NAMESPACE changes
@@ -308,6 +310,7 @@ func (c *Ctx) commit(b *storage.Batch) bool {
 		c.storageError(err)
 		return false
 	}
+	c.Env.Faults.afterCommit()
 	return true
 }
 

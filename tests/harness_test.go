@@ -77,6 +77,7 @@ type Node struct {
 	bin  string
 	args []string
 	cmd  *exec.Cmd
+	env  []string // extra environment variables
 	Log  *syncBuffer
 	exit chan error
 }
@@ -88,7 +89,14 @@ func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
 // extra arguments and waits until it answers PING.
 func StartCairn(t testing.TB, args ...string) *Node {
 	t.Helper()
-	n := &Node{t: t, Name: "cairn", Port: freePort(t), Dir: t.TempDir(), bin: cairnBin(t)}
+	return StartCairnEnv(t, nil, args...)
+}
+
+// StartCairnEnv is StartCairn with extra environment variables, such as
+// CAIRN_DEBUG_FAULTS=1 for the test-only fault hooks.
+func StartCairnEnv(t testing.TB, env []string, args ...string) *Node {
+	t.Helper()
+	n := &Node{t: t, Name: "cairn", Port: freePort(t), Dir: t.TempDir(), bin: cairnBin(t), env: env}
 	n.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(n.Port), "--dir", filepath.Join(n.Dir, "data")}, args...)
 	n.start()
 	t.Cleanup(func() { n.Kill() })
@@ -115,6 +123,9 @@ func (n *Node) start() {
 	n.Log = &syncBuffer{}
 	n.cmd = exec.Command(n.bin, n.args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.Log, n.Log
+	if n.env != nil {
+		n.cmd.Env = append(os.Environ(), n.env...)
+	}
 	n.cmd.Dir = n.Dir
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatalf("start %s: %v", n.Name, err)

@@ -98,6 +98,10 @@ func run() int {
 		Started: time.Now(),
 		Version: version,
 	}
+	if os.Getenv("CAIRN_DEBUG_FAULTS") == "1" {
+		log.Warn("test-only fault injection is enabled (CAIRN_DEBUG_FAULTS=1): DEBUG COMMIT-FAULT and COMMIT-PAUSE work")
+		env.InstallFaults()
+	}
 	if err := env.LoadNamespaces(); err != nil {
 		log.Error("cannot load namespaces from the config file", "error", err)
 		store.Close()

@@ -1,0 +1,237 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// eventStream is a PSUBSCRIBE on a node that collects (channel, payload)
+// pairs.
+type eventStream struct {
+	t  *testing.T
+	ps *redis.PubSub
+	ch <-chan *redis.Message
+}
+
+// subscribeEvents subscribes rdb to the patterns plus the marker channel.
+func subscribeEvents(t *testing.T, rdb *redis.Client, patterns ...string) *eventStream {
+	t.Helper()
+	ps := rdb.PSubscribe(ctx(t), append(patterns, "marker*")...)
+	if _, err := ps.Receive(ctx(t)); err != nil { // first confirmation
+		t.Fatal(err)
+	}
+	for i := 0; i < len(patterns); i++ { // the remaining confirmations
+		if _, err := ps.Receive(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { ps.Close() })
+	return &eventStream{t: t, ps: ps, ch: ps.Channel(redis.WithChannelSize(10000))}
+}
+
+// until publishes a marker through pub and returns every message received
+// before it, as "channel=payload" strings. Messages published before the
+// marker arrive before it, so this proves what did (not) happen.
+func (s *eventStream) until(pub *redis.Client) []string {
+	s.t.Helper()
+	marker := fmt.Sprintf("marker:%d", time.Now().UnixNano())
+	if err := pub.Publish(ctx(s.t), marker, "end").Err(); err != nil {
+		s.t.Fatal(err)
+	}
+	var got []string
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m := <-s.ch:
+			if m.Channel == marker {
+				return got
+			}
+			if !strings.HasPrefix(m.Channel, "marker:") {
+				got = append(got, m.Channel+"="+m.Payload)
+			}
+		case <-timeout:
+			s.t.Fatalf("marker %s never arrived; got %q", marker, got)
+		}
+	}
+}
+
+func expectEvents(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Fatalf("%s:\n got  %q\n want %q", what, got, want)
+	}
+}
+
+func TestNotifyConfig(t *testing.T) {
+	n := StartCairn(t)
+	r := n.Raw()
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$0\r\n\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEA"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKE\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEAx"}, "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzKEt'.\r\n"},
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKE\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "$gK"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\ng$K\r\n"},
+	}
+	for _, s := range steps {
+		if got := r.Do(s.cmd...); got != s.want {
+			t.Errorf("%v: got %q, want %q", s.cmd, got, s.want)
+		}
+	}
+	// An invalid value in the config stops start-up, naming it.
+	code, out := runToExit(t, t.TempDir(), "--notify-keyspace-events", "KEAq", "--port", fmt.Sprint(freePort(t)))
+	if code != 1 || !strings.Contains(out, "notify-keyspace-events") || !strings.Contains(out, "KEAq") {
+		t.Fatalf("bad flag at start-up: exit %d, %s", code, out)
+	}
+}
+
+func TestNotifySetAndDel(t *testing.T) {
+	n := StartCairn(t, "--notify-keyspace-events", "KEA")
+	rdb := n.Client()
+	c := ctx(t)
+	ev := subscribeEvents(t, n.Client(), "__key*@0__:*")
+	rdb.Set(c, "k", "v", 0)
+	expectEvents(t, "SET", ev.until(rdb), "__keyspace@0__:k=set", "__keyevent@0__:set=k")
+	// Every successful form of SET publishes set; failed conditions nothing.
+	rdb.Do(c, "SET", "k", "v2", "XX", "GET", "KEEPTTL")
+	rdb.Do(c, "SET", "k", "v3", "NX")
+	rdb.Do(c, "SET", "fresh", "v", "XX")
+	rdb.Do(c, "SET", "ttl", "v", "EX", "100")
+	expectEvents(t, "SET variants", ev.until(rdb),
+		"__keyspace@0__:k=set", "__keyevent@0__:set=k",
+		"__keyspace@0__:ttl=set", "__keyevent@0__:set=ttl")
+	// One del per key actually deleted.
+	rdb.Del(c, "k", "missing", "ttl", "k")
+	rdb.Del(c, "missing")
+	expectEvents(t, "DEL", ev.until(rdb),
+		"__keyspace@0__:k=del", "__keyevent@0__:del=k",
+		"__keyspace@0__:ttl=del", "__keyevent@0__:del=ttl")
+	// Out of scope of this step: these publish nothing.
+	rdb.Set(c, "a", "1", 0)
+	ev.until(rdb)
+	for _, cmd := range [][]any{
+		{"APPEND", "a", "x"}, {"SETRANGE", "a", "0", "y"}, {"INCR", "n"}, {"GETSET", "a", "z"},
+		{"SETNX", "b", "1"}, {"SETEX", "c", "100", "1"}, {"MSET", "d", "1"}, {"EXPIRE", "a", "100"},
+		{"UNLINK", "b"}, {"RENAME", "a", "a2"}, {"PEXPIRE", "c", "1"},
+	} {
+		if err := rdb.Do(c, cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	waitFor(t, 10*time.Second, "c to expire", func() bool { return rdb.Exists(c, "c").Val() == 0 })
+	expectEvents(t, "out-of-scope commands and expiry", ev.until(rdb))
+	// Notifications off: nothing.
+	rdb.ConfigSet(c, "notify-keyspace-events", "")
+	rdb.Set(c, "k", "v", 0)
+	rdb.Del(c, "k")
+	expectEvents(t, "flags off", ev.until(rdb))
+	// K only, E only, class without selector.
+	rdb.ConfigSet(c, "notify-keyspace-events", "K$")
+	rdb.Set(c, "k", "v", 0)
+	rdb.Del(c, "k")
+	rdb.ConfigSet(c, "notify-keyspace-events", "Eg")
+	rdb.Set(c, "k", "v", 0)
+	rdb.Del(c, "k")
+	rdb.ConfigSet(c, "notify-keyspace-events", "g$")
+	rdb.Set(c, "k", "v", 0)
+	expectEvents(t, "selectors", ev.until(rdb), "__keyspace@0__:k=set", "__keyevent@0__:del=k")
+}
+
+func TestNotifyNamespaces(t *testing.T) {
+	n := StartCairn(t, "--notify-keyspace-events", "KEA", "--requirepass", "admin")
+	c := ctx(t)
+	admin := n.Client(withPassword("admin"))
+	for _, ns := range [][]string{{"tenant A", "ta"}, {"0", "zero"}} {
+		if err := admin.Do(c, "NAMESPACE", "ADD", ns[0], ns[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := n.Client(withPassword("ta"))
+	zero := n.Client(withPassword("zero"))
+	adminEvents := subscribeEvents(t, n.Client(withPassword("admin")), "__keyevent@*")
+	aEvents := subscribeEvents(t, n.Client(withPassword("ta")), "__keyevent@*")
+	zeroEvents := subscribeEvents(t, n.Client(withPassword("zero")), "__keyevent@*")
+	admin.Set(c, "k", "1", 0)
+	a.Set(c, "k", "2", 0)
+	zero.Set(c, "k", "3", 0)
+	expectEvents(t, "admin sees every namespace", adminEvents.until(admin),
+		"__keyevent@0__:set=k", "__keyevent@ns:tenant%20A__:set=k", "__keyevent@ns:0__:set=k")
+	expectEvents(t, "tenant A sees its own", aEvents.until(admin), "__keyevent@ns:tenant%20A__:set=k")
+	expectEvents(t, "namespace 0 is not db 0", zeroEvents.until(admin), "__keyevent@ns:0__:set=k")
+}
+
+func TestNotifyFailedCommitPublishesNothing(t *testing.T) {
+	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"}, "--notify-keyspace-events", "KEA")
+	rdb := n.Client()
+	c := ctx(t)
+	ev := subscribeEvents(t, n.Client(), "__key*")
+	rdb.Set(c, "d", "1", 0)
+	ev.until(rdb)
+	if err := rdb.Do(c, "DEBUG", "COMMIT-FAULT", "2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(c, "k", "v", 0).Err(); err == nil || !strings.Contains(err.Error(), "injected commit fault") {
+		t.Fatalf("SET under a commit fault: %v", err)
+	}
+	if err := rdb.Del(c, "d").Err(); err == nil {
+		t.Fatal("DEL under a commit fault succeeded")
+	}
+	expectEvents(t, "failed commits", ev.until(rdb))
+	if rdb.Exists(c, "k").Val() != 0 || rdb.Exists(c, "d").Val() != 1 {
+		t.Fatal("a failed commit changed data")
+	}
+	rdb.Set(c, "k", "v", 0)
+	expectEvents(t, "after the fault", ev.until(rdb), "__keyspace@0__:k=set", "__keyevent@0__:set=k")
+}
+
+func TestNotifyFlagsReadAtPublishTime(t *testing.T) {
+	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"}, "--notify-keyspace-events", "KEA")
+	writer, admin := n.Client(), n.Client()
+	c := ctx(t)
+	ev := subscribeEvents(t, n.Client(), "__key*")
+	// The write commits with notifications on, then waits; the flags are
+	// switched off before it publishes: nothing may be published.
+	admin.Do(c, "DEBUG", "COMMIT-PAUSE", "1000")
+	done := make(chan error, 1)
+	go func() { done <- writer.Set(c, "k", "v", 0).Err() }()
+	waitFor(t, 10*time.Second, "the write to commit", func() bool { return admin.Exists(c, "k").Val() == 1 })
+	admin.ConfigSet(c, "notify-keyspace-events", "")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, "flags switched off before publishing", ev.until(admin))
+	// And the other way round: off at commit, on at publish.
+	admin.Do(c, "DEBUG", "COMMIT-PAUSE", "1000")
+	go func() { done <- writer.Set(c, "k2", "v", 0).Err() }()
+	waitFor(t, 10*time.Second, "the write to commit", func() bool { return admin.Exists(c, "k2").Val() == 1 })
+	admin.ConfigSet(c, "notify-keyspace-events", "E$")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, "flags switched on before publishing", ev.until(admin), "__keyevent@0__:set=k2")
+}
+
+func TestNotifyRestartRepublishesNothing(t *testing.T) {
+	n := StartCairn(t, "--notify-keyspace-events", "KEA")
+	rdb := n.Client()
+	c := ctx(t)
+	for i := 0; i < 100; i++ {
+		rdb.Set(c, fmt.Sprint("k", i), "v", 0)
+		rdb.Del(c, fmt.Sprint("k", i%7))
+	}
+	n.Kill()
+	n.Restart()
+	rdb = n.Client()
+	ev := subscribeEvents(t, n.Client(), "__key*")
+	expectEvents(t, "after a crash and WAL replay", ev.until(rdb))
+	rdb.Set(c, "after", "v", 0)
+	expectEvents(t, "one write, one publication", ev.until(rdb), "__keyspace@0__:after=set", "__keyevent@0__:set=after")
+}
