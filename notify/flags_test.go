@@ -45,11 +45,11 @@ func TestBitsAreDistinct(t *testing.T) {
 
 func TestDB(t *testing.T) {
 	cases := map[string]string{
-		"":         "0",
-		"0":        "ns:0",
-		"tenantA":  "ns:tenantA",
-		"a b%c":    "ns:a%20b%25c",
-		"x.y_z-1":  "ns:x.y_z-1",
+		"":          "0",
+		"0":         "ns:0",
+		"tenantA":   "ns:tenantA",
+		"a b%c":     "ns:a%20b%25c",
+		"x.y_z-1":   "ns:x.y_z-1",
 		"\xff:\x00": "ns:%FF%3A%00",
 	}
 	for in, want := range cases {
