@@ -79,6 +79,31 @@ for pipeline in 1 16; do
 done
 stop "$cp"; stop "$rp"
 
+# Keyspace notifications: SET throughput with notify-keyspace-events KEA
+# and one subscriber on __keyevent@0__:* reading everything, against the
+# same server with notifications off (issue 4: Cairn on/off >= 0.9).
+notify_ratio() { # port -> "off on"
+	local port=$1 offs=() ons=()
+	for _ in $(seq 1 "$RUNS"); do
+		redis-cli -p "$port" config set notify-keyspace-events "" >/dev/null
+		offs+=("$(rps "$port" set -c 50 -n "$N" -r 100000)")
+		redis-cli -p "$port" config set notify-keyspace-events KEA >/dev/null
+		taskset -c "$CLIENT_CPU" redis-cli -p "$port" psubscribe '__keyevent@0__:*' >/dev/null &
+		local sub=$!
+		sleep 0.2
+		ons+=("$(rps "$port" set -c 50 -n "$N" -r 100000)")
+		kill "$sub" 2>/dev/null; wait "$sub" 2>/dev/null || true
+	done
+	echo "$(median "${offs[@]}") $(median "${ons[@]}")"
+}
+cp=$(free_port); start_cairn "$cp"
+rp=$(free_port); start_redis "$rp"
+read -r coff con < <(notify_ratio "$cp")
+read -r roff ron < <(notify_ratio "$rp")
+echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: Cairn | $con | $coff (off) | $(ratio "$con" "$coff") | ≥ 0.9 |"
+echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: Redis | $ron | $roff (off) | $(ratio "$ron" "$roff") | (reference) |"
+stop "$cp"; stop "$rp"
+
 # Group commit: with sync yes, 50 concurrent writers must share fsyncs.
 cp=$(free_port); start_cairn "$cp" --rocksdb.write_options.sync yes
 one=$(rps "$cp" set -c 1 -n 2000 -r 100000)
