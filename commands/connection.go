@@ -412,7 +412,7 @@ func cmdClientHelp(c *Ctx) {
 // help writes a HELP reply in Redis's format.
 func help(c *Ctx, cmd string, lines []string) {
 	out := append([]string{fmt.Sprintf("%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmd)}, lines...)
-	out = append(out, "HELP", "    Print this help.")
+	out = append(out, "HELP", "    Prints this help.")
 	c.W.Array(len(out))
 	for _, l := range out {
 		c.W.SimpleString(l)

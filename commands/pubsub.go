@@ -137,8 +137,10 @@ func channelsReply(c *Ctx, k pubsub.Kind) {
 	}
 }
 
+// numSubReply writes channel, count pairs: a flat array in RESP2 and RESP3
+// alike, as Redis 7.0 does.
 func numSubReply(c *Ctx, k pubsub.Kind) {
-	c.W.Map(len(c.Args) - 2)
+	c.W.Array(2 * (len(c.Args) - 2))
 	for _, ch := range c.Args[2:] {
 		c.W.Bulk(ch)
 		c.W.Int(int64(c.Env.PubSub.NumSub(k, ch)))

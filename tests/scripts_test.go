@@ -3,14 +3,18 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/config"
 	"github.com/cairnkv/cairn/glob"
@@ -24,9 +28,18 @@ var rewriteScripts = flag.Bool("rewrite", false, "rewrite testdata/scripts expec
 //
 // A file is a list of cases: a command line in redis.conf quoting, then
 // the expected reply rendered on one line (see renderReply). A command may
-// start with "@name " to run on connection name (default "main"). Header
-// lines: "#args: ..." for server arguments, "#redis" to also check against
-// redis-server. Other lines starting with '#' and blank lines are ignored.
+// start with "@name " to run on connection name (default "main"). A line
+// "@name <<" sends nothing and reads one more frame on that connection (a
+// further reply of a multi-reply command, or a message pushed to it); its
+// expectation follows it like a reply's. A connection the server closed
+// renders as "<closed>", and one that sent nothing in time as "<timeout>".
+// An expectation "sorted:<rendering>" is compared with the reply's
+// top-level elements sorted (for replies in hash-table order), and a line
+// "#cairn: <expectation>" right after an expectation replaces it when the
+// server is Cairn (a deliberate, documented difference from Redis).
+// Header lines: "#args: ..." for server arguments, "#redis" to also check
+// against redis-server. Other lines starting with '#' and blank lines are
+// ignored.
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/scripts/*.txt")
 	if err != nil || len(files) == 0 {
@@ -53,8 +66,9 @@ func TestScripts(t *testing.T) {
 type scriptCase struct {
 	line     int
 	conn     string
-	args     []string
+	args     []string // nil for a "<<" read
 	expected string
+	cairn    string // the "#cairn:" override, if any
 }
 
 type script struct {
@@ -79,6 +93,8 @@ func parseScript(t *testing.T, path string) *script {
 			pending.expected = l
 			s.cases = append(s.cases, *pending)
 			pending = nil
+		case strings.HasPrefix(l, "#cairn:") && len(s.cases) > 0 && s.cases[len(s.cases)-1].line+1 == i:
+			s.cases[len(s.cases)-1].cairn = strings.TrimSpace(strings.TrimPrefix(l, "#cairn:"))
 		case strings.HasPrefix(l, "#args:"):
 			a, err := config.Tokenize(strings.TrimPrefix(l, "#args:"))
 			if err != nil {
@@ -93,6 +109,10 @@ func parseScript(t *testing.T, path string) *script {
 			if strings.HasPrefix(l, "@") {
 				name, rest, _ := strings.Cut(l[1:], " ")
 				c.conn, l = name, rest
+			}
+			if strings.TrimSpace(l) == "<<" {
+				pending = &c
+				continue
 			}
 			a, err := config.Tokenize(l)
 			if err != nil || len(a) == 0 {
@@ -112,23 +132,173 @@ func parseScript(t *testing.T, path string) *script {
 // with the replies n gave (for -rewrite).
 func (s *script) run(t *testing.T, n *Node) []byte {
 	t.Helper()
-	conns := map[string]*RawConn{}
-	out := append([]string(nil), s.lines...)
-	for _, c := range s.cases {
-		rc := conns[c.conn]
-		if rc == nil {
-			rc = n.Raw()
-			conns[c.conn] = rc
+	return s.exec(t, n, scriptOptions{}).out
+}
+
+// scriptOptions tunes a script run; the zero value is TestScripts's.
+type scriptOptions struct {
+	// exact renders replies with renderExact, which tells apart every RESP
+	// type (a RESP2 null bulk from a null array or a RESP3 null).
+	exact bool
+	// drain proves at the end that no open connection has an unread frame:
+	// it sends PING on each and requires the PING's reply (or the close of
+	// the connection) to be the very next thing read.
+	drain bool
+	// timeout bounds each read (default 10s). A connection that times out
+	// is left alone afterwards: its later reads render as "<timeout>" at
+	// once.
+	timeout time.Duration
+}
+
+// scriptFrame is what one case (or one drain check) read.
+type scriptFrame struct {
+	where string // "file:line" or "drain @name"
+	raw   string // the bytes read (sorted for "sorted:"), or "<closed>" / "<timeout>"
+	// skip: the bytes may differ between servers ("match:" expectations
+	// for ids and times, and "#cairn:" overrides).
+	skip bool
+}
+
+// scriptResult is what one run of a script saw.
+type scriptResult struct {
+	out    []byte // the file with n's replies, for -rewrite
+	frames []scriptFrame
+}
+
+// scriptConn is one named connection of a script run.
+type scriptConn struct {
+	rc    *RawConn
+	state string // "" while usable, else "<closed>" or "<timeout>"
+}
+
+func (sc *scriptConn) send(args []string) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	// A failed write shows in the next read (what is left, then the close).
+	_, _ = sc.rc.c.Write(b.Bytes())
+}
+
+// read returns the raw bytes of the next frame, or "<closed>" /
+// "<timeout>".
+func (sc *scriptConn) read(timeout time.Duration) string {
+	if sc.state != "" {
+		return sc.state
+	}
+	sc.rc.c.SetReadDeadline(time.Now().Add(timeout))
+	var b bytes.Buffer
+	if err := readRaw(sc.rc.rd, &b); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			sc.state = "<timeout>"
+		} else {
+			sc.state = "<closed>"
 		}
-		got := renderReply(rc.Do(c.args...))
-		if !strings.HasPrefix(c.expected, "match:") {
+		if b.Len() > 0 {
+			return fmt.Sprintf("%s after %q", sc.state, b.String())
+		}
+		return sc.state
+	}
+	return b.String()
+}
+
+// exec runs the script on n, checking every frame read against the file.
+func (s *script) exec(t *testing.T, n *Node, o scriptOptions) scriptResult {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = 10 * time.Second
+	}
+	render := renderReply
+	if o.exact {
+		render = renderExact
+	}
+	conns := map[string]*scriptConn{}
+	var names []string
+	out := append([]string(nil), s.lines...)
+	var res scriptResult
+	for _, c := range s.cases {
+		sc := conns[c.conn]
+		if sc == nil {
+			sc = &scriptConn{rc: n.Raw()}
+			conns[c.conn] = sc
+			names = append(names, c.conn)
+		}
+		what := "<<"
+		if c.args != nil {
+			what = strings.Join(c.args, " ")
+			sc.send(c.args)
+		}
+		want := c.expected
+		if c.cairn != "" && n.Name == "cairn" {
+			want = c.cairn
+		}
+		raw := sc.read(o.timeout)
+		sorted := strings.HasPrefix(want, "sorted:")
+		if sorted {
+			raw = sortedRaw(raw)
+		}
+		got := raw
+		if !strings.HasPrefix(raw, "<") {
+			got = render(raw)
+		}
+		if sorted {
+			got = "sorted:" + got
+		}
+		isMatch := strings.HasPrefix(c.expected, "match:")
+		if !isMatch {
 			out[c.line] = got
 		}
-		if !replyMatches(got, c.expected) && !*rewriteScripts {
-			t.Errorf("%s:%d (%s): %s\n  got:  %s\n  want: %s", s.path, c.line, n.Name, strings.Join(c.args, " "), got, c.expected)
+		where := fmt.Sprintf("%s:%d", s.path, c.line)
+		res.frames = append(res.frames, scriptFrame{where: where, raw: raw, skip: isMatch || c.cairn != ""})
+		if !replyMatches(got, want) && !*rewriteScripts {
+			t.Errorf("%s (%s): @%s %s\n  got:  %s\n  want: %s", where, n.Name, c.conn, what, got, want)
 		}
 	}
-	return []byte(strings.Join(out, "\n") + "\n")
+	if o.drain {
+		for _, name := range names {
+			sc := conns[name]
+			if sc.state != "" {
+				continue
+			}
+			sc.send([]string{"PING"})
+			raw := sc.read(o.timeout)
+			res.frames = append(res.frames, scriptFrame{where: "drain @" + name, raw: raw})
+			switch raw {
+			case "+PONG\r\n", "*2\r\n$4\r\npong\r\n$0\r\n\r\n", "<closed>":
+			default:
+				t.Errorf("%s (%s): @%s has an unread frame at the end of the script (or did not answer the PING marker): %s",
+					s.path, n.Name, name, render(raw))
+			}
+		}
+	}
+	res.out = []byte(strings.Join(out, "\n") + "\n")
+	return res
+}
+
+// sortedRaw returns a raw aggregate reply with its top-level elements in
+// byte order (anything else unchanged).
+func sortedRaw(raw string) string {
+	rd := bufio.NewReader(strings.NewReader(raw))
+	head, err := rd.ReadString('\n')
+	if err != nil || !strings.ContainsRune("*~>", rune(head[0])) {
+		return raw
+	}
+	n, err := strconv.Atoi(head[1 : len(head)-2])
+	if err != nil || n < 0 {
+		return raw
+	}
+	elems := make([]string, n)
+	for i := range elems {
+		var b bytes.Buffer
+		if err := readRaw(rd, &b); err != nil {
+			return raw
+		}
+		elems[i] = b.String()
+	}
+	slices.Sort(elems)
+	return head + strings.Join(elems, "")
 }
 
 // replyMatches compares a rendered reply with an expectation; in one
@@ -144,15 +314,26 @@ func replyMatches(got, want string) bool {
 
 // renderReply renders a raw RESP reply on one line: +simple, -error,
 // :integer, "bulk" (Go-quoted), nil, [a b] arrays, {k: v} maps, ~[set],
-// >[push], ,double, #t/#f.
+// >[push], ,double, #t/#f, (bignum.
 func renderReply(raw string) string {
 	rd := bufio.NewReader(strings.NewReader(raw))
 	var b bytes.Buffer
-	renderValue(rd, &b)
+	renderValue(rd, &b, false)
 	return b.String()
 }
 
-func renderValue(rd *bufio.Reader, b *bytes.Buffer) {
+// renderExact renders like renderReply but keeps every RESP type apart:
+// a RESP2 null bulk is nil, a RESP2 null array *nil, a RESP3 null _, a
+// verbatim string ="txt:..." and a blob error !"...", so that equal
+// renderings mean equal bytes (short of simple strings holding spaces).
+func renderExact(raw string) string {
+	rd := bufio.NewReader(strings.NewReader(raw))
+	var b bytes.Buffer
+	renderValue(rd, &b, true)
+	return b.String()
+}
+
+func renderValue(rd *bufio.Reader, b *bytes.Buffer, exact bool) {
 	line, err := rd.ReadString('\n')
 	if err != nil || len(line) < 3 {
 		fmt.Fprintf(b, "<bad %q>", line)
@@ -160,11 +341,15 @@ func renderValue(rd *bufio.Reader, b *bytes.Buffer) {
 	}
 	body := line[1 : len(line)-2]
 	switch line[0] {
-	case '+', '-', ':', ',', '#':
+	case '+', '-', ':', ',', '#', '(':
 		b.WriteString(line[:len(line)-2])
 	case '_':
-		b.WriteString("nil")
-	case '$', '=':
+		if exact {
+			b.WriteString("_")
+		} else {
+			b.WriteString("nil")
+		}
+	case '$', '=', '!':
 		n, _ := strconv.Atoi(body)
 		if n < 0 {
 			b.WriteString("nil")
@@ -172,11 +357,18 @@ func renderValue(rd *bufio.Reader, b *bytes.Buffer) {
 		}
 		buf := make([]byte, n+2)
 		_, _ = io.ReadFull(rd, buf)
+		if exact && line[0] != '$' {
+			b.WriteByte(line[0])
+		}
 		b.WriteString(strconv.Quote(string(buf[:n])))
-	case '*', '~', '>', '%':
+	case '*', '~', '>', '%', '|':
 		n, _ := strconv.Atoi(body)
 		if n < 0 {
-			b.WriteString("nil")
+			if exact && line[0] == '*' {
+				b.WriteString("*nil")
+			} else {
+				b.WriteString("nil")
+			}
 			return
 		}
 		open, sep, closing := "[", " ", "]"
@@ -187,19 +379,24 @@ func renderValue(rd *bufio.Reader, b *bytes.Buffer) {
 			open = ">["
 		case '%':
 			open, closing = "{", "}"
+		case '|':
+			open, closing = "|{", "} "
 		}
 		b.WriteString(open)
 		for i := 0; i < n; i++ {
 			if i > 0 {
 				b.WriteString(sep)
 			}
-			renderValue(rd, b)
-			if line[0] == '%' {
+			renderValue(rd, b, exact)
+			if line[0] == '%' || line[0] == '|' {
 				b.WriteString(": ")
-				renderValue(rd, b)
+				renderValue(rd, b, exact)
 			}
 		}
 		b.WriteString(closing)
+		if line[0] == '|' {
+			renderValue(rd, b, exact)
+		}
 	default:
 		fmt.Fprintf(b, "<unknown %q>", line)
 	}
