@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/cairn
-UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./notify/... ./server/... ./commands/...
+UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./cmd/...
 
 .PHONY: all build run test test-unit test-e2e deps bench lint clean
 
@@ -34,6 +34,7 @@ test-e2e:
 
 bench: deps build
 	./scripts/bench.sh
+	./scripts/bench-pubsub.sh
 
 STATICCHECK_VERSION := 2026.2.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck

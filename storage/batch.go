@@ -29,7 +29,9 @@ type rowUpdate struct{ k, v []byte }
 
 // NewBatch starts a batch whose first record is the LogData l.
 func (e *Engine) NewBatch(l LogData) *Batch {
+	e.dbMu.RLock()
 	b := &Batch{e: e, b: e.db.NewBatch(), log: l}
+	e.dbMu.RUnlock()
 	_ = b.b.LogData(l.Encode(), nil)
 	return b
 }
@@ -162,12 +164,7 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	if e.hook != nil {
 		repr = append([]byte(nil), b.b.Repr()...)
 	}
-	var err error
-	if syncOn {
-		err = e.db.ApplyNoSyncWait(b.b, pebble.Sync)
-	} else {
-		err = e.db.Apply(b.b, pebble.NoSync)
-	}
+	err := e.apply(b.b, syncOn)
 	if err != nil {
 		e.commitMu.Unlock()
 		b.b.Close()
@@ -194,6 +191,17 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 		return 0, fmt.Errorf("storage: sync commit %d: %w", offset, err)
 	}
 	return offset, nil
+}
+
+// apply hands a batch to Pebble; the caller holds commitMu. With syncOn
+// the caller must SyncWait after leaving the critical section.
+func (e *Engine) apply(b *pebble.Batch, syncOn bool) error {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	if syncOn {
+		return e.db.ApplyNoSyncWait(b, pebble.Sync)
+	}
+	return e.db.Apply(b, pebble.NoSync)
 }
 
 // pendingCounts returns the key counts the batch leaves behind, for the

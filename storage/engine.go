@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,12 @@ type CommitHook func(offset uint64, repr []byte)
 // write passes (Commit). It is safe for concurrent use; callers serialize
 // writes to the same key with Locks.
 type Engine struct {
+	opts Options
+	// dbMu guards db and dbName: every use of db holds it for reading;
+	// installing a full sync's checkpoint holds it for writing.
+	dbMu   sync.RWMutex
 	db     *pebble.DB
+	dbName string // the live database's directory under opts.Dir
 	cache  *pebble.Cache
 	rows   *rowCache
 	log    hclog.Logger
@@ -77,48 +83,125 @@ type Engine struct {
 	namespaces map[string]string // namespace -> token
 }
 
-// Open opens (creating if needed) the database in opts.Dir. A second
+// Open opens (creating if needed) the database in opts.Dir. The live
+// Pebble database is the subdirectory named by the file "current" in
+// opts.Dir, so a full sync can install a new one atomically. A second
 // process on the same dir gets ErrLocked; data of another format
 // ErrFormat.
 func Open(opts Options) (*Engine, error) {
-	log := opts.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.BlockCacheBytes <= 0 {
+		opts.BlockCacheBytes = 64 << 20
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create data dir %s: %w", opts.Dir, err)
 	}
-	cacheBytes := opts.BlockCacheBytes
-	if cacheBytes <= 0 {
-		cacheBytes = 64 << 20
+	name, err := readCurrent(opts.Dir)
+	if err != nil {
+		return nil, err
 	}
-	cache := pebble.NewCache(cacheBytes)
+	e := &Engine{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes), rows: newRowCache(opts.RowCacheBytes),
+		log: opts.Logger, Locks: NewKeyLocks()}
+	e.sync.Store(opts.Sync)
+	if err := e.openDB(name); err != nil {
+		e.cache.Unref()
+		return nil, err
+	}
+	if err := writeCurrent(opts.Dir, name); err != nil {
+		e.db.Close()
+		e.cache.Unref()
+		return nil, err
+	}
+	return e, nil
+}
+
+// currentFile names the file that holds the live database's directory.
+const currentFile = "current"
+
+// readCurrent returns the live database's directory name ("db-1" for a
+// new data dir).
+func readCurrent(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, currentFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "db-1", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("storage: read %s: %w", filepath.Join(dir, currentFile), err)
+	}
+	name := strings.TrimSpace(string(data))
+	if name == "" || strings.ContainsAny(name, "/\\") {
+		return "", fmt.Errorf("storage: %s names no database directory (%q)", filepath.Join(dir, currentFile), name)
+	}
+	return name, nil
+}
+
+// writeCurrent makes name the live database atomically: temp file,
+// fsync, rename, fsync of the dir.
+func writeCurrent(dir, name string) error {
+	tmp := filepath.Join(dir, currentFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("storage: write %s: %w", tmp, err)
+	}
+	_, err = f.WriteString(name + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, currentFile))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("storage: install %s as the live database: %w", name, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// openDB opens the database directory name under the data dir and loads
+// its in-memory state; the caller holds dbMu or owns e exclusively.
+func (e *Engine) openDB(name string) error {
 	po := &pebble.Options{
-		Cache:              cache,
+		Cache:              e.cache,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{log.Named("pebble")},
+		Logger:             pebbleLogger{e.log.Named("pebble")},
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache
 	}
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	po.EnsureDefaults()
-	db, err := pebble.Open(opts.Dir, po)
+	path := filepath.Join(e.opts.Dir, name)
+	db, err := pebble.Open(path, po)
 	if err != nil {
-		cache.Unref()
 		if isLockError(err) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrLocked, opts.Dir, err)
+			return fmt.Errorf("%w: %s: %v", ErrLocked, e.opts.Dir, err)
 		}
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Dir, err)
+		return fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	e := &Engine{db: db, cache: cache, rows: newRowCache(opts.RowCacheBytes), log: log, Locks: NewKeyLocks(), counts: map[string]KeyCount{}, namespaces: map[string]string{}}
-	e.sync.Store(opts.Sync)
+	e.db, e.dbName = db, name
+	e.offset, e.counts, e.namespaces = 0, map[string]KeyCount{}, map[string]string{}
+	e.rows.clear()
 	if err := e.load(); err != nil {
 		db.Close()
-		cache.Unref()
-		return nil, err
+		return err
 	}
-	return e, nil
+	return nil
 }
 
 // isLockError reports whether err is Pebble failing to take the dir lock.
@@ -128,10 +211,11 @@ func isLockError(err error) bool {
 		strings.Contains(msg, "lock held")
 }
 
-// load checks the format version and reads the offset, key counts and
+// load (called with dbMu held, or on an engine nobody else has yet)
+// checks the format version and reads the offset, key counts and
 // namespaces into memory, writing the format record on a new database.
 func (e *Engine) load() error {
-	v, err := e.get(keyFormatVersion)
+	v, err := e.getLocked(keyFormatVersion)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		b := e.NewBatch(LogData{Cmd: CmdFormat})
@@ -145,12 +229,12 @@ func (e *Engine) load() error {
 	case len(v) != 8 || binary.BigEndian.Uint64(v) != FormatVersion:
 		return fmt.Errorf("%w: data dir has format %x, this build supports %d", ErrFormat, v, FormatVersion)
 	}
-	if v, err := e.get(keyReplOffset); err == nil && len(v) == 8 {
+	if v, err := e.getLocked(keyReplOffset); err == nil && len(v) == 8 {
 		e.offset = binary.BigEndian.Uint64(v)
 	} else if err != nil && !errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("storage: read replication offset: %w", err)
 	}
-	if err := e.scanPrefix(keyCountPrefix, func(k, v []byte) bool {
+	if err := e.scanPrefixLocked(keyCountPrefix, func(k, v []byte) bool {
 		if n, ok := decodeKeyCount(v); ok && len(k) > len(keyCountPrefix) {
 			e.counts[string(k[len(keyCountPrefix)+1:])] = n
 		}
@@ -158,7 +242,7 @@ func (e *Engine) load() error {
 	}); err != nil {
 		return fmt.Errorf("storage: read key counts: %w", err)
 	}
-	if err := e.scanPrefix(keyNamespacePfx, func(k, v []byte) bool {
+	if err := e.scanPrefixLocked(keyNamespacePfx, func(k, v []byte) bool {
 		e.namespaces[string(k[len(keyNamespacePfx):])] = string(v)
 		return true
 	}); err != nil {
@@ -176,6 +260,8 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	e.dbMu.Lock()
+	defer e.dbMu.Unlock()
 	err := e.db.Close()
 	e.cache.Unref()
 	if err != nil {
@@ -260,6 +346,13 @@ func (e *Engine) Namespaces() map[string]string {
 
 // get reads a raw record, copying its value.
 func (e *Engine) get(k []byte) ([]byte, error) {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	return e.getLocked(k)
+}
+
+// getLocked is get for a caller that holds dbMu (or owns the engine).
+func (e *Engine) getLocked(k []byte) ([]byte, error) {
 	v, closer, err := e.db.Get(k)
 	if err != nil {
 		return nil, err
@@ -317,6 +410,13 @@ func (e *Engine) ReadMeta(ns string, key []byte) (m Metadata, found bool, err er
 // order, until fn returns false. Slices passed to fn are valid only during
 // the call.
 func (e *Engine) scanPrefix(p []byte, fn func(k, v []byte) bool) error {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	return e.scanPrefixLocked(p, fn)
+}
+
+// scanPrefixLocked is scanPrefix for a caller that holds dbMu.
+func (e *Engine) scanPrefixLocked(p []byte, fn func(k, v []byte) bool) error {
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return err
@@ -334,6 +434,8 @@ func (e *Engine) scanPrefix(p []byte, fn func(k, v []byte) bool) error {
 // valid during the call; m.Value too.
 func (e *Engine) ScanKeys(ns string, start []byte, fn func(key []byte, m Metadata) bool) error {
 	p := metaPrefix(ns)
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return fmt.Errorf("storage: scan: %w", err)
@@ -365,6 +467,8 @@ func (e *Engine) ScanKeys(ns string, start []byte, fn func(key []byte, m Metadat
 func (e *Engine) ScanExpiring(ns string, untilMs int64, fn func(expireAt int64, key []byte) bool) error {
 	p := expirePrefix(ns)
 	upper := binary.BigEndian.AppendUint64(append([]byte(nil), p...), uint64(untilMs)+1)
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("storage: scan expiring: %w", err)

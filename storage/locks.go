@@ -67,3 +67,24 @@ func (l *KeyLocks) LockAll() (unlock func()) {
 		}
 	}
 }
+
+// LockMany takes the locks of keys grouped by namespace, in ascending
+// stripe order, and returns the function that releases them.
+func (l *KeyLocks) LockMany(keys map[string][][]byte) (unlock func()) {
+	var idx []int
+	for ns, ks := range keys {
+		for _, k := range ks {
+			idx = append(idx, l.stripe(ns, k))
+		}
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			l.stripes[idx[j]].Unlock()
+		}
+	}
+}

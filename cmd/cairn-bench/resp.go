@@ -87,11 +87,6 @@ func (v Value) ServerErr() error {
 	return nil
 }
 
-// isAggregate reports whether kind is the type byte of an aggregate.
-func isAggregate(kind byte) bool {
-	return kind == '*' || kind == '~' || kind == '>' || kind == '%'
-}
-
 // Equal reports whether v and w are the same frame.
 func (v Value) Equal(w Value) bool {
 	if v.Kind != w.Kind || v.Null != w.Null || v.Int != w.Int ||
@@ -145,7 +140,11 @@ func (v Value) appendText(b []byte) []byte {
 	if v.Null {
 		return append(append(b, name...), " nil"...)
 	}
-	b = fmt.Appendf(b, "%s[%d]{", name, len(v.Elems))
+	n := len(v.Elems)
+	if v.Kind == '%' {
+		n /= 2 // pairs
+	}
+	b = fmt.Appendf(b, "%s[%d]{", name, n)
 	for i, e := range v.Elems {
 		if i > 0 {
 			b = append(b, ", "...)

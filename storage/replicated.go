@@ -1,0 +1,202 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ErrOffsetGap is returned by ApplyReplicated for a batch whose offset is
+// not the next one: applying it would skip or repeat a batch.
+var ErrOffsetGap = errors.New("storage: replicated batch offset is not the next one")
+
+// ErrBadBatch is returned by ApplyReplicated for bytes that are not a
+// well-formed committed batch of the offset they claim.
+var ErrBadBatch = errors.New("storage: malformed replicated batch")
+
+// Checkpoint writes a consistent copy of the database to dest (which must
+// not exist) and returns the offset of the last batch it contains. Commits
+// wait while the checkpoint is taken (hard links and a WAL copy).
+func (e *Engine) Checkpoint(dest string) (uint64, error) {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	if e.closed.Load() {
+		return 0, ErrClosed
+	}
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	if err := e.db.Checkpoint(dest, pebble.WithFlushedWAL()); err != nil {
+		return 0, fmt.Errorf("storage: checkpoint to %s: %w", dest, err)
+	}
+	return e.offset, nil
+}
+
+// InstallCheckpoint replaces the whole database with the checkpoint in
+// src (a directory on the same filesystem as the data dir, as a full sync
+// receives it) and returns the offset the new data carries. The switch is
+// atomic: until the "current" file names the new directory the old data
+// stays live, so a crash or an error leaves the old data serving. The
+// caller makes sure no command writes meanwhile (a replica's only writer
+// is its applier, which calls this).
+func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
+	unlock := e.Locks.LockAll()
+	defer unlock()
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	if e.closed.Load() {
+		return 0, ErrClosed
+	}
+	e.dbMu.Lock()
+	defer e.dbMu.Unlock()
+	old := e.dbName
+	next := nextDBName(old)
+	nextPath := filepath.Join(e.opts.Dir, next)
+	if err := os.RemoveAll(nextPath); err != nil {
+		return 0, fmt.Errorf("storage: clear %s: %w", nextPath, err)
+	}
+	if err := os.Rename(src, nextPath); err != nil {
+		return 0, fmt.Errorf("storage: move checkpoint into place: %w", err)
+	}
+	if err := e.db.Close(); err != nil {
+		return 0, fmt.Errorf("storage: close %s: %w", old, err)
+	}
+	if err := e.openDB(next); err != nil {
+		// The old data is still named by "current": reopen it.
+		if rerr := e.openDB(old); rerr != nil {
+			return 0, fmt.Errorf("storage: open installed checkpoint: %w (and reopening the old data failed: %v)", err, rerr)
+		}
+		return 0, fmt.Errorf("storage: open installed checkpoint: %w", err)
+	}
+	if err := writeCurrent(e.opts.Dir, next); err != nil {
+		return 0, err
+	}
+	if err := os.RemoveAll(filepath.Join(e.opts.Dir, old)); err != nil {
+		e.log.Warn("could not remove the replaced database", "dir", old, "error", err)
+	}
+	e.log.Info("installed full sync", "dir", next, "offset", e.offset, "namespaces", len(e.namespaces))
+	return e.offset, nil
+}
+
+// nextDBName returns the directory name after name (db-7 -> db-8).
+func nextDBName(name string) string {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, "db-"))
+	if err != nil {
+		n = 0
+	}
+	return "db-" + strconv.Itoa(n+1)
+}
+
+// ApplyReplicated applies a batch shipped by the primary, keeping the
+// primary's offset, which must be the next one (ErrOffsetGap otherwise).
+// The batch already carries its offset record, so data and position
+// persist atomically, and its key-count and namespace records, which the
+// engine's in-memory state follows. It holds the locks of the keys the
+// batch writes while it applies, so the row cache stays exact, and calls
+// the commit hook like Commit does, so a replica logs what it applies.
+// fn, if not nil, runs after the batch is applied and before the key
+// locks are released (a replica publishes its notifications there). The
+// caller must not modify repr afterwards: the commit hook may keep it.
+func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
+	var (
+		rows     []rowUpdate
+		counts   = map[string]KeyCount{}
+		nsSet    = map[string]string{}
+		nsDel    []string
+		flush    bool
+		carried  uint64
+		lockKeys = map[string][][]byte{}
+	)
+	err := ReadBatch(repr, func(r Record) {
+		switch {
+		case r.Kind == RecordDeleteRange:
+			flush = true
+		case IsMetaKey(r.Key):
+			ns, key, err := DecodeMetaKey(r.Key)
+			if err != nil {
+				return
+			}
+			lockKeys[string(ns)] = append(lockKeys[string(ns)], key)
+			var v []byte
+			if r.Kind == RecordSet {
+				v = append([]byte(nil), r.Value...)
+			}
+			rows = append(rows, rowUpdate{append([]byte(nil), r.Key...), v})
+		case string(r.Key) == string(keyReplOffset) && r.Kind == RecordSet && len(r.Value) == 8:
+			carried = binary.BigEndian.Uint64(r.Value)
+		case strings.HasPrefix(string(r.Key), string(keyCountPrefix)) && len(r.Key) > len(keyCountPrefix):
+			ns := string(r.Key[len(keyCountPrefix)+1:])
+			n, _ := decodeKeyCount(r.Value)
+			counts[ns] = n // a Delete leaves the zero count
+		case strings.HasPrefix(string(r.Key), string(keyNamespacePfx)):
+			ns := string(r.Key[len(keyNamespacePfx):])
+			if r.Kind == RecordSet {
+				nsSet[ns] = string(r.Value)
+			} else {
+				nsDel = append(nsDel, ns)
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%w: offset %d: %v", ErrBadBatch, offset, err)
+	}
+	if carried != offset {
+		return fmt.Errorf("%w: offset %d carries offset record %d", ErrBadBatch, offset, carried)
+	}
+	var unlock func()
+	if flush {
+		unlock = e.Locks.LockAll()
+	} else {
+		unlock = e.Locks.LockMany(lockKeys)
+	}
+	defer unlock()
+
+	syncOn := e.sync.Load()
+	e.commitMu.Lock()
+	if e.closed.Load() {
+		e.commitMu.Unlock()
+		return ErrClosed
+	}
+	if offset != e.offset+1 {
+		have := e.offset
+		e.commitMu.Unlock()
+		return fmt.Errorf("%w: got %d after %d", ErrOffsetGap, offset, have)
+	}
+	var b pebble.Batch
+	own := append([]byte(nil), repr...)
+	if err := b.SetRepr(own); err != nil {
+		e.commitMu.Unlock()
+		return fmt.Errorf("%w: offset %d: %v", ErrBadBatch, offset, err)
+	}
+	if err := e.apply(&b, syncOn); err != nil {
+		e.commitMu.Unlock()
+		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
+	}
+	e.offset = offset
+	if flush {
+		e.rows.clear()
+	}
+	for _, r := range rows {
+		e.rows.put(r.k, r.v)
+	}
+	e.applyCounts(counts)
+	e.applyNamespaces(&Batch{nsSet: nsSet, nsDel: nsDel})
+	if e.hook != nil {
+		e.hook(offset, repr)
+	}
+	e.commitMu.Unlock()
+	if syncOn {
+		if err := b.SyncWait(); err != nil {
+			return fmt.Errorf("storage: sync replicated batch %d: %w", offset, err)
+		}
+	}
+	if fn != nil {
+		fn()
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// primaryBatches commits a few writes on a fresh engine and returns the
+// batches its commit hook saw, with their offsets.
+func primaryBatches(t *testing.T) (*Engine, []uint64, [][]byte) {
+	p := openTest(t, t.TempDir())
+	var offs []uint64
+	var reprs [][]byte
+	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, r) })
+	put := func(ns, key, val string, expire int64) {
+		old, found, _ := p.GetMeta(ns, []byte(key))
+		var op *Metadata
+		if found {
+			op = &old
+		}
+		b := p.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		b.PutMeta(ns, []byte(key), op, Metadata{Type: TypeString, Value: []byte(val), ExpireAt: expire})
+		if _, err := p.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("", "a", "1", 0)
+	put("", "b", "2", 99999999999999)
+	put("t", "a", "3", 0)
+	b := p.NewBatch(LogData{Cmd: CmdNamespace})
+	b.PutNamespace("t", "tok")
+	p.Commit(b)
+	old, _, _ := p.GetMeta("", []byte("a"))
+	b = p.NewBatch(LogData{Cmd: CmdDel})
+	b.DeleteKey("", []byte("a"), old)
+	p.Commit(b)
+	return p, offs, reprs
+}
+
+func TestApplyReplicatedMirrorsThePrimary(t *testing.T) {
+	p, offs, reprs := primaryBatches(t)
+	defer p.Close()
+	r := openTest(t, t.TempDir())
+	defer r.Close()
+	var logged []uint64
+	r.SetCommitHook(func(o uint64, _ []byte) { logged = append(logged, o) })
+	calls := 0
+	for i := range reprs {
+		if err := r.ApplyReplicated(offs[i], reprs[i], func() { calls++ }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Offset() != p.Offset() || calls != len(reprs) || len(logged) != len(reprs) {
+		t.Fatalf("offset %d vs %d, calls %d, logged %v", r.Offset(), p.Offset(), calls, logged)
+	}
+	if got, want := r.KeyCounts(), p.KeyCounts(); len(got) != len(want) || got[""] != want[""] || got["t"] != want["t"] {
+		t.Fatalf("counts %+v vs %+v", got, want)
+	}
+	if r.Namespaces()["t"] != "tok" {
+		t.Fatalf("namespaces %v", r.Namespaces())
+	}
+	if _, found, _ := r.ReadMeta("", []byte("a")); found {
+		t.Fatal("deleted key present on the replica")
+	}
+	if m, found, _ := r.ReadMeta("t", []byte("a")); !found || string(m.Value) != "3" {
+		t.Fatalf("t/a = %q %v", m.Value, found)
+	}
+	// Replaying a batch or skipping one is refused.
+	if err := r.ApplyReplicated(offs[0], reprs[0], nil); !errors.Is(err, ErrOffsetGap) {
+		t.Fatalf("replay: %v", err)
+	}
+	if err := r.ApplyReplicated(offs[len(offs)-1]+2, reprs[0], nil); !errors.Is(err, ErrOffsetGap) && !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("skip: %v", err)
+	}
+	// A batch that claims another offset than it carries is refused.
+	if err := r.ApplyReplicated(r.Offset()+1, reprs[0], nil); !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("mislabelled batch: %v", err)
+	}
+	if err := r.ApplyReplicated(r.Offset()+1, []byte{1, 2, 3}, nil); !errors.Is(err, ErrBadBatch) {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+func TestCheckpointInstall(t *testing.T) {
+	p, _, _ := primaryBatches(t)
+	defer p.Close()
+	rdir := t.TempDir()
+	r := openTest(t, rdir)
+	// The replica had other data, which the install replaces.
+	b := r.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("", []byte("stale"), nil, Metadata{Type: TypeString, Value: []byte("x")})
+	r.Commit(b)
+	if _, found, _ := r.ReadMeta("", []byte("stale")); !found {
+		t.Fatal("setup")
+	}
+	cp := filepath.Join(rdir, "incoming")
+	off, err := p.Checkpoint(cp)
+	if err != nil || off != p.Offset() {
+		t.Fatalf("checkpoint: %d %v", off, err)
+	}
+	got, err := r.InstallCheckpoint(cp)
+	if err != nil || got != off {
+		t.Fatalf("install: %d %v", got, err)
+	}
+	if _, found, _ := r.ReadMeta("", []byte("stale")); found {
+		t.Fatal("old data survived the install")
+	}
+	if m, found, _ := r.ReadMeta("t", []byte("a")); !found || string(m.Value) != "3" {
+		t.Fatalf("t/a after install = %q %v", m.Value, found)
+	}
+	if r.DBSize("") != p.DBSize("") || r.Namespaces()["t"] != "tok" {
+		t.Fatalf("state after install: %d %v", r.DBSize(""), r.Namespaces())
+	}
+	r.Close()
+	// The installed data is what opens next time.
+	r = openTest(t, rdir)
+	defer r.Close()
+	if r.Offset() != off {
+		t.Fatalf("offset after reopen = %d, want %d", r.Offset(), off)
+	}
+}
