@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/cairnkv/cairn/config"
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/replication"
 	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
 )
@@ -69,6 +71,7 @@ type Env struct {
 	Config  *config.Config
 	PubSub  *pubsub.Hub
 	Notify  *notify.Emitter
+	Repl    *replication.Node
 	Log     hclog.Logger
 	Host    Host
 	Clients *ClientRegistry
@@ -119,6 +122,16 @@ type Client struct {
 	// OutputPending returns the bytes queued for the client, for CLIENT
 	// LIST omem.
 	OutputPending func() int64
+
+	// Handoff, once set by a command (PSYNC), takes the connection over
+	// after the command's reply is written: the server calls it with the
+	// socket and its request reader and closes the connection when it
+	// returns. CanHandoff says whether the server supports that on this
+	// connection.
+	Handoff    func(nc net.Conn, readCommand func() ([][]byte, error))
+	CanHandoff bool
+	// ReplicaPort is the port a replica announced with REPLCONF.
+	ReplicaPort int
 
 	// subs is the number of subscriptions held; only the connection's
 	// goroutine touches it.

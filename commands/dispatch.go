@@ -49,6 +49,11 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		w.Error(subscribedModeError(spec.FullName()))
 		return
 	}
+	if spec.Flags&FlagWrite != 0 && e.Repl != nil && e.Repl.IsReplica() {
+		e.Stats.ErrorReplies.Add(1)
+		w.Error(errReadOnly)
+		return
+	}
 	cl.Touch(spec.FullName(), now)
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})
 }

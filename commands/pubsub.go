@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/storage"
 )
 
 func init() {
@@ -117,7 +118,18 @@ func (c *Client) syncSubscriptions(h *pubsub.Hub) {
 	c.subs = ch + p + sh
 }
 
-func cmdPublish(c *Ctx) { c.W.Int(int64(c.Env.PubSub.Publish(c.Args[1], c.Args[2]))) }
+// cmdPublish delivers to this node's subscribers and, on a primary with
+// replicas, commits a LogData-only entry so every replica publishes it too
+// (in order with the writes around it).
+func cmdPublish(c *Ctx) {
+	if c.Env.Repl != nil && c.Env.Repl.HasReplicas() && !c.Env.Repl.IsReplica() {
+		b := c.Env.Store.NewRawBatch(storage.EncodePublish(c.Args[1], c.Args[2]))
+		if !c.commit(b) {
+			return
+		}
+	}
+	c.W.Int(int64(c.Env.PubSub.Publish(c.Args[1], c.Args[2])))
+}
 
 func cmdSPublish(c *Ctx) { c.W.Int(int64(c.Env.PubSub.PublishShard(c.Args[1], c.Args[2]))) }
 

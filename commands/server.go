@@ -232,14 +232,12 @@ func (c *Ctx) infoSection(name string) string {
 		field("pubsub_patterns", ps.Patterns)
 		field("pubsubshard_channels", ps.ShardChannels)
 		field("client_output_buffer_limit_disconnections", s.OutputLimitDisconnections.Load())
-		field("sync_full", 0)
-		field("sync_partial_ok", 0)
-		field("sync_partial_err", 0)
+		field("sync_full", e.Repl.SyncFull.Load())
+		field("sync_partial_ok", e.Repl.SyncPartialOK.Load())
+		field("sync_partial_err", e.Repl.SyncPartialErr.Load())
 	case "replication":
 		b.WriteString("# Replication\r\n")
-		field("role", "master")
-		field("connected_slaves", 0)
-		field("master_repl_offset", e.Store.Offset())
+		c.replicationInfo(&b)
 	case "cpu":
 		b.WriteString("# CPU\r\n")
 		user, sys := cpuSeconds()

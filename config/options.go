@@ -158,6 +158,18 @@ var options = []Option{
 		Doc: "Block cache size in MB.",
 	},
 	{
+		Name: "repl-log-max-bytes", Kind: KindMemory, Default: "1gb", Min: 1 << 20, Max: math.MaxInt64,
+		Doc: "Replication log: the most bytes of batches kept on disk for replicas to resume from.",
+	},
+	{
+		Name: "repl-log-max-age", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32,
+		Doc: "Replication log: drop batches older than this many seconds (0 = keep by size only).",
+	},
+	{
+		Name: "repl-timeout", Kind: KindInt, Default: "60", Min: 1, Max: math.MaxInt32, Mutable: true,
+		Doc: "Seconds a primary waits for a replica to accept streamed bytes before dropping it.",
+	},
+	{
 		Name: "rocksdb.row_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
 		Doc: "Size in MB of the cache of recently used key metadata (string values included) kept above Pebble (0 = off).",
 	},

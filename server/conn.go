@@ -76,6 +76,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		Kill:    c.close,
 	}
 	cl.Subscriber = c
+	cl.CanHandoff = true
 	cl.StartQueuedOutput = c.startOutbox
 	cl.OutputPending = func() int64 { return c.ob.Pending() }
 	s.env.NewClientState(cl)
@@ -146,6 +147,12 @@ func (c *conn) serve() {
 			c.subscribed.Store(c.client.Subscriptions() > 0)
 			c.refreshScope()
 		}
+		if h := c.client.Handoff; h != nil {
+			if c.ob == nil && c.flush() {
+				c.handoff(h)
+			}
+			return
+		}
 		if c.client.CloseAfterReply {
 			c.flush()
 			return
@@ -156,6 +163,15 @@ func (c *conn) serve() {
 			}
 		}
 	}
+}
+
+// handoff gives the socket to h (a replica's PSYNC stream) until it
+// returns. The connection leaves the client list: it is a replica now.
+func (c *conn) handoff(h func(net.Conn, func() ([][]byte, error))) {
+	c.s.env.Clients.Remove(c.client)
+	c.nc.SetReadDeadline(time.Time{})
+	c.r.SetAuthRequired(false)
+	h(c.nc, c.r.ReadCommand)
 }
 
 // dispatch runs one command. A panic in a handler is a bug: it is logged

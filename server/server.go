@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairnkv/cairn/commands"
+	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/pubsub"
 )
 
 // Server owns the listeners and every connection. Create it with New,
@@ -183,6 +185,44 @@ func (s *Server) forget(c *conn) {
 	s.conns.Done()
 }
 
+// DisconnectKeyspaceSubscribers closes every connection subscribed to
+// keyspace-notification channels (or to patterns that can match them).
+// A replica calls it after installing a full sync: no event describes
+// what changed, so those clients must drop their caches.
+func (s *Server) DisconnectKeyspaceSubscribers() {
+	n := 0
+	for _, cl := range s.env.Clients.List() {
+		if cl.Subscriber == nil {
+			continue
+		}
+		if keyspaceSubscriber(s.env.PubSub.Names(cl.Subscriber, pubsub.KindChannel), s.env.PubSub.Names(cl.Subscriber, pubsub.KindPattern)) && cl.Kill != nil {
+			cl.Kill()
+			n++
+		}
+	}
+	if n > 0 {
+		s.log.Info("full sync installed: disconnected keyspace-notification subscribers", "clients", n)
+	}
+}
+
+// keyspaceSubscriber reports whether subscriptions can receive keyspace
+// notifications.
+func keyspaceSubscriber(channels, patterns []string) bool {
+	for _, c := range channels {
+		if strings.HasPrefix(c, "__keyspace@") || strings.HasPrefix(c, "__keyevent@") {
+			return true
+		}
+	}
+	for _, p := range patterns {
+		for _, probe := range []string{"__keyspace@0__:k", "__keyevent@0__:set", "__keyspace@ns:a__:k", "__keyevent@ns:a__:del"} {
+			if strings.HasPrefix(p, "__key") || glob.Match([]byte(p), []byte(probe), false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // expireLoop runs the active expiry cycle hz times a second, spending at
 // most a quarter of each period, in slices small enough never to stall
 // clients for long.
@@ -194,6 +234,9 @@ func (s *Server) expireLoop() {
 		case <-s.done:
 			return
 		case <-time.After(period):
+		}
+		if s.env.Repl != nil && s.env.Repl.IsReplica() {
+			continue // replicas wait for their primary's deletes
 		}
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {

@@ -100,3 +100,44 @@ func DecodeLogData(b []byte) (LogData, error) {
 	}
 	return LogData{Type: Type(b[1]), Cmd: Command(binary.BigEndian.Uint16(b[2:])), Flags: b[4]}, nil
 }
+
+// CmdPublish marks a LogData-only batch that carries a PUBLISH to
+// replicas: the channel and message follow the version-1 fields.
+const CmdPublish Command = 32
+
+// EncodePublish returns the LogData of a replicated PUBLISH.
+func EncodePublish(channel, message []byte) []byte {
+	b := LogData{Cmd: CmdPublish}.Encode()
+	b = binary.BigEndian.AppendUint32(b, uint32(len(channel)))
+	b = append(b, channel...)
+	return append(b, message...)
+}
+
+// DecodePublish returns the channel and message of a replicated PUBLISH's
+// LogData record.
+func DecodePublish(b []byte) (channel, message []byte, err error) {
+	l, err := DecodeLogData(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.Cmd != CmdPublish || len(b) < logDataLen+4 {
+		return nil, nil, fmt.Errorf("storage: not a PUBLISH record")
+	}
+	n := binary.BigEndian.Uint32(b[logDataLen:])
+	rest := b[logDataLen+4:]
+	if uint64(n) > uint64(len(rest)) {
+		return nil, nil, fmt.Errorf("storage: PUBLISH record channel length %d exceeds record", n)
+	}
+	return rest[:n], rest[n:], nil
+}
+
+// NewRawBatch starts a batch whose first record is the given encoded
+// LogData (for records with payloads, such as EncodePublish's).
+func (e *Engine) NewRawBatch(logData []byte) *Batch {
+	e.dbMu.RLock()
+	b := &Batch{e: e, b: e.db.NewBatch()}
+	e.dbMu.RUnlock()
+	_ = b.b.LogData(logData, nil)
+	b.log, _ = DecodeLogData(logData)
+	return b
+}

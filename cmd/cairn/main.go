@@ -23,6 +23,7 @@ import (
 	"github.com/cairnkv/cairn/config"
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/replication"
 	"github.com/cairnkv/cairn/server"
 	"github.com/cairnkv/cairn/storage"
 )
@@ -53,6 +54,10 @@ func run() int {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
+	if err := cfg.SetValidator("slave-read-only", readOnlyReplicas); err != nil {
+		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
+		return 1
+	}
 	if err := cfg.OnChange("log-level", func(v string) { log.SetLevel(hclogLevel(v)) }); err != nil {
 		log.Error("cannot watch log-level", "error", err)
 		return 1
@@ -64,6 +69,7 @@ func run() int {
 		Dir:             dir,
 		Sync:            cfg.Bool("rocksdb.write_options.sync"),
 		BlockCacheBytes: cfg.Int("rocksdb.block_cache_size") << 20,
+		RowCacheBytes:   cfg.Int("rocksdb.row_cache_size") << 20,
 		Logger:          log.Named("storage"),
 	})
 	if err != nil {
@@ -98,6 +104,43 @@ func run() int {
 		Started: time.Now(),
 		Version: version,
 	}
+	replLog, err := replication.OpenLog(replication.LogOptions{
+		Dir:         filepath.Join(dir, "replication-log"),
+		RetainBytes: cfg.Bytes("repl-log-max-bytes"),
+		RetainAge:   time.Duration(cfg.Int("repl-log-max-age")) * time.Second,
+		Logger:      log.Named("replication-log"),
+	})
+	if err != nil {
+		log.Error("cannot open the replication log", "error", err)
+		store.Close()
+		return 1
+	}
+	node, err := replication.NewNode(replication.Options{
+		DataDir:     dir,
+		Store:       store,
+		Log:         replLog,
+		Hub:         hub,
+		Notify:      emitter,
+		Logger:      log.Named("replication"),
+		Port:        int(cfg.Int("port")),
+		MasterAuth:  func() string { return cfg.String("masterauth") },
+		SendTimeout: time.Duration(cfg.Int("repl-timeout")) * time.Second,
+	})
+	if err != nil {
+		log.Error("cannot start replication", "error", err)
+		replLog.Close()
+		store.Close()
+		return 1
+	}
+	// Every committed batch, local or replicated, goes to the log in
+	// offset order. A log that cannot be written is a storage fault.
+	store.SetCommitHook(func(offset uint64, repr []byte) {
+		if err := replLog.Append(offset, repr); err != nil {
+			log.Error("fatal: cannot append to the replication log", "offset", offset, "error", err)
+			os.Exit(1)
+		}
+	})
+	env.Repl = node
 	if os.Getenv("CAIRN_DEBUG_FAULTS") == "1" {
 		log.Warn("test-only fault injection is enabled (CAIRN_DEBUG_FAULTS=1): DEBUG COMMIT-FAULT and COMMIT-PAUSE work")
 		env.InstallFaults()
@@ -108,6 +151,10 @@ func run() int {
 		return 1
 	}
 	srv := server.New(env)
+	node.SetFullSyncHook(srv.DisconnectKeyspaceSubscribers)
+	if host, port, ok := cfg.Master(); ok {
+		node.ReplicaOf(host, port)
+	}
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen", "error", err)
 		store.Close()
@@ -141,12 +188,29 @@ func run() int {
 		log.Warn("shutdown did not finish cleanly", "error", err)
 	}
 	<-served
+	if err := node.Close(); err != nil {
+		log.Error("closing replication failed", "error", err)
+		code = 1
+	}
+	if err := replLog.Close(); err != nil {
+		log.Error("closing the replication log failed", "error", err)
+		code = 1
+	}
 	if err := store.Close(); err != nil {
 		log.Error("closing storage failed", "error", err)
 		code = 1
 	}
 	log.Info("bye")
 	return code
+}
+
+// readOnlyReplicas refuses slave-read-only no: writable replicas would
+// diverge from their primary, and Cairn does not offer them.
+func readOnlyReplicas(v string) (string, error) {
+	if v != "yes" {
+		return "", errors.New("only 'yes' is supported: Cairn replicas are read-only")
+	}
+	return v, nil
 }
 
 // watchNotifyFlags makes the notify package own notify-keyspace-events:

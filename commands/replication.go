@@ -1,0 +1,202 @@
+package commands
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	register(
+		&Spec{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Since: "2.8.0",
+			Summary: "An internal command used in replication.", Handler: cmdPSync},
+		&Spec{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Since: "3.0.0",
+			Summary: "An internal command for configuring the replication stream.", Handler: cmdReplConf},
+		&Spec{Name: "replicaof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoMulti, Group: "server", Since: "5.0.0",
+			Summary: "Configures a server as replica of another, or promotes it to a master.", Handler: cmdReplicaOf},
+		&Spec{Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoMulti, Group: "server", Since: "1.0.0",
+			Summary: "Sets a Redis server as a replica of another, or promotes it to being a master.", Handler: cmdReplicaOf},
+		&Spec{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.8.12",
+			Summary: "Returns the replication role.", Handler: cmdRole},
+		&Spec{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Since: "3.0.0",
+			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Handler: cmdWait},
+	)
+}
+
+// errReadOnly is what a replica answers to a write command.
+const errReadOnly = "READONLY You can't write against a read only replica."
+
+// cmdPSync hands the connection to the replication feeder: PSYNC <replid>
+// <next offset wanted>.
+func cmdPSync(c *Ctx) {
+	want, err := strconv.ParseUint(string(c.Args[2]), 10, 64)
+	if err != nil {
+		// Redis's replicas send -1 for "no offset": a full sync.
+		want = 0
+	}
+	if !c.Client.CanHandoff || c.Env.Repl == nil {
+		c.W.Error("ERR PSYNC is not possible on this connection")
+		return
+	}
+	replID, port := string(c.Args[1]), c.Client.ReplicaPort
+	c.Client.Handoff = func(nc net.Conn, read func() ([][]byte, error)) {
+		c.Env.Repl.ServePSYNC(nc, read, replID, want, port)
+	}
+}
+
+func cmdReplConf(c *Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.W.Error(errSyntax)
+		return
+	}
+	for j := 1; j < len(c.Args); j += 2 {
+		switch lower(c.Args[j]) {
+		case "listening-port":
+			p, ok := parseInt(c.Args[j+1])
+			if !ok || p < 0 || p > 65535 {
+				c.errorf("ERR Invalid listening port: %s", c.Args[j+1])
+				return
+			}
+			c.Client.ReplicaPort = int(p)
+		case "ip-address", "capa", "rdb-only", "getack", "ack":
+		default:
+			c.errorf("ERR Unrecognized REPLCONF option: %s", c.Args[j])
+			return
+		}
+	}
+	c.W.OK()
+}
+
+func cmdReplicaOf(c *Ctx) {
+	if !c.requireAdmin() {
+		return
+	}
+	if lower(c.Args[1]) == "no" && lower(c.Args[2]) == "one" {
+		c.Env.Repl.Promote()
+		if err := c.Env.Config.Override("slaveof", ""); err != nil {
+			c.Env.Log.Warn("could not record the role change", "error", err)
+		}
+		c.Env.Log.Info("MASTER MODE enabled", "client", c.Client.Addr)
+		c.W.OK()
+		return
+	}
+	port, ok := parseInt(c.Args[2])
+	if !ok || port < 0 || port > 65535 {
+		c.W.Error("ERR Invalid master port")
+		return
+	}
+	host := string(c.Args[1])
+	if c.Env.Repl.ReplicaOf(host, int(port)) {
+		c.W.SimpleString("OK Already connected to specified master")
+		return
+	}
+	if err := c.Env.Config.Override("slaveof", fmt.Sprintf("%s %d", host, port)); err != nil {
+		c.Env.Log.Warn("could not record the role change", "error", err)
+	}
+	c.W.OK()
+}
+
+func cmdRole(c *Ctx) {
+	r := c.Env.Repl
+	if ls, ok := r.Link(); ok {
+		state := "connect"
+		switch {
+		case ls.SyncInProgress:
+			state = "sync"
+		case ls.Up:
+			state = "connected"
+		case ls.LastError != "":
+			state = "connecting"
+		}
+		c.W.Array(5)
+		c.W.BulkString("slave")
+		c.W.BulkString(ls.Host)
+		c.W.Int(int64(ls.Port))
+		c.W.BulkString(state)
+		c.W.Int(int64(c.Env.Store.Offset()))
+		return
+	}
+	reps := r.Replicas()
+	c.W.Array(3)
+	c.W.BulkString("master")
+	c.W.Int(int64(c.Env.Store.Offset()))
+	c.W.Array(len(reps))
+	for _, rp := range reps {
+		c.W.Array(3)
+		c.W.BulkString(rp.Addr)
+		c.W.BulkString(strconv.Itoa(rp.Port))
+		c.W.BulkString(strconv.FormatUint(rp.Offset, 10))
+	}
+}
+
+func cmdWait(c *Ctx) {
+	want, ok := c.intArg(1)
+	if !ok {
+		return
+	}
+	timeout, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if timeout < 0 {
+		c.W.Error("ERR timeout is negative")
+		return
+	}
+	if c.Env.Repl.IsReplica() {
+		c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	got := c.Env.Repl.WaitAcks(int(want), c.Env.Store.Offset(), time.Duration(timeout)*time.Millisecond)
+	c.W.Int(int64(got))
+}
+
+// replicationInfo renders INFO replication with Redis's field names.
+func (c *Ctx) replicationInfo(b *strings.Builder) {
+	field := func(k string, v any) { fmt.Fprintf(b, "%s:%v\r\n", k, v) }
+	r := c.Env.Repl
+	off := c.Env.Store.Offset()
+	id, id2, second := r.IDs()
+	if ls, ok := r.Link(); ok {
+		field("role", "slave")
+		field("master_host", ls.Host)
+		field("master_port", ls.Port)
+		status := "down"
+		if ls.Up {
+			status = "up"
+		}
+		field("master_link_status", status)
+		last := -1
+		if !ls.LastIO.IsZero() {
+			last = int(time.Since(ls.LastIO).Seconds())
+		}
+		field("master_last_io_seconds_ago", last)
+		sync := 0
+		if ls.SyncInProgress {
+			sync = 1
+		}
+		field("master_sync_in_progress", sync)
+		field("slave_repl_offset", off)
+		if ls.LastError != "" {
+			field("master_link_last_error", strings.ReplaceAll(ls.LastError, "\r\n", " "))
+		}
+		field("slave_read_only", 1)
+	} else {
+		field("role", "master")
+	}
+	reps := r.Replicas()
+	field("connected_slaves", len(reps))
+	for i, rp := range reps {
+		fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, rp.Addr, rp.Port, rp.State, rp.Offset,
+			int(time.Since(rp.LastAck).Seconds()))
+	}
+	field("master_replid", id)
+	field("master_replid2", id2)
+	field("master_repl_offset", off)
+	if second == 0 {
+		field("second_repl_offset", -1)
+	} else {
+		field("second_repl_offset", second+1)
+	}
+}

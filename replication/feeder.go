@@ -1,0 +1,286 @@
+package replication
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// heartbeatEvery is how often an idle stream carries a heartbeat, and how
+// often replicas acknowledge.
+const heartbeatEvery = time.Second
+
+// feeder serves one replica on the primary: a full sync if needed, then
+// the stream of batches from the log, pushed as they are appended.
+type feeder struct {
+	n        *Node
+	nc       net.Conn
+	addr     string
+	port     int
+	acked    atomic.Uint64
+	lastAck  atomic.Int64 // unix nanos
+	state    atomic.Value // string
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+}
+
+func (f *feeder) close() {
+	f.stopOnce.Do(func() {
+		if f.cancel != nil {
+			f.cancel()
+		}
+		f.nc.Close()
+	})
+}
+
+func (f *feeder) stateInfo() ReplicaState {
+	s, _ := f.state.Load().(string)
+	return ReplicaState{Addr: f.addr, Port: f.port, State: s, Offset: f.acked.Load(), LastAck: time.Unix(0, f.lastAck.Load())}
+}
+
+// CommandReader reads the replica's commands (REPLCONF ACK) after PSYNC.
+type CommandReader func() ([][]byte, error)
+
+// ServePSYNC takes over a connection whose client sent PSYNC replid
+// offset (the next offset it wants), after REPLCONF listening-port port.
+// It answers +CONTINUE and streams when the log covers the offset and the
+// id is this node's current one (or the previous one, up to the offset
+// where it ended); otherwise it answers +FULLRESYNC and ships a checkpoint
+// first. It returns when the replica goes or the node stops feeding it.
+func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, want uint64, port int) {
+	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	f := &feeder{n: n, nc: nc, addr: host, port: port}
+	f.state.Store("wait_bgsave")
+	f.lastAck.Store(time.Now().UnixNano())
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	n.mu.Lock()
+	id, id2, second := n.replID, n.replID2, n.secondOffset
+	n.feeders[f] = struct{}{}
+	n.mu.Unlock()
+	defer func() {
+		f.close()
+		n.mu.Lock()
+		delete(n.feeders, f)
+		n.ackCond.Broadcast()
+		n.mu.Unlock()
+		n.log.Info("replica disconnected", "replica", f.name())
+	}()
+	go f.readAcks(readCmd)
+
+	log := n.opts.Log
+	partial := (replID == id || (replID == id2 && want <= second+1)) &&
+		want >= log.First() && want <= log.NextOffset() && (log.First() != 0 || want == log.NextOffset())
+	var reader *LogReader
+	if partial {
+		r, err := log.NewReader(want)
+		if err == nil {
+			reader = r
+		} else {
+			partial = false
+		}
+	}
+	if partial {
+		n.SyncPartialOK.Add(1)
+		n.log.Info("partial resync accepted", "replica", f.name(), "from", want, "replid", replID)
+		if _, err := fmt.Fprintf(nc, "+CONTINUE %s\r\n", id); err != nil {
+			reader.Close()
+			return
+		}
+	} else {
+		if replID != "?" {
+			n.SyncPartialErr.Add(1)
+		}
+		n.SyncFull.Add(1)
+		n.log.Info("full resync", "replica", f.name(), "asked_replid", replID, "asked_from", want,
+			"log_first", log.First(), "log_next", log.NextOffset())
+		r, err := f.fullSync(id)
+		if err != nil {
+			n.log.Warn("full sync failed", "replica", f.name(), "error", err)
+			return
+		}
+		reader = r
+	}
+	defer reader.Close()
+	f.state.Store("online")
+	f.stream(ctx, reader)
+}
+
+func (f *feeder) name() string { return net.JoinHostPort(f.addr, strconv.Itoa(f.port)) }
+
+// readAcks consumes REPLCONF ACK <offset> commands from the replica.
+func (f *feeder) readAcks(readCmd CommandReader) {
+	defer f.close()
+	for {
+		args, err := readCmd()
+		if err != nil {
+			return
+		}
+		if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+			if off, err := strconv.ParseUint(string(args[2]), 10, 64); err == nil {
+				f.acked.Store(off)
+				f.lastAck.Store(time.Now().UnixNano())
+				f.n.mu.Lock()
+				f.n.ackCond.Broadcast()
+				f.n.mu.Unlock()
+			}
+		}
+	}
+}
+
+// write sends bytes under the send timeout: a replica that does not take
+// them in time is dropped, and the primary never waits longer.
+func (f *feeder) write(b []byte) error {
+	f.nc.SetWriteDeadline(time.Now().Add(f.n.opts.SendTimeout))
+	_, err := f.nc.Write(b)
+	return err
+}
+
+// stream pushes log entries as they are appended, with heartbeats when
+// idle.
+func (f *feeder) stream(ctx context.Context, r *LogReader) {
+	var buf []byte
+	for {
+		wait, cancel := context.WithTimeout(ctx, heartbeatEvery)
+		off, batch, err := r.Next(wait)
+		cancel()
+		switch {
+		case err == nil:
+			buf = appendFrame(buf[:0], frameBatch, binary.BigEndian.AppendUint64(nil, off), batch)
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			buf = appendFrame(buf[:0], frameHeartbeat, binary.BigEndian.AppendUint64(nil, f.n.opts.Store.Offset()))
+		default:
+			if ctx.Err() == nil {
+				f.n.log.Warn("replica stream ended", "replica", f.name(), "error", err)
+			}
+			return
+		}
+		if err := f.write(buf); err != nil {
+			f.n.log.Warn("dropping replica: send failed", "replica", f.name(), "error", err)
+			return
+		}
+	}
+}
+
+// fullSync ships a checkpoint and returns a log reader positioned right
+// after it. The log is pinned from the checkpoint's offset until the
+// reader exists, so retention cannot force another full sync.
+func (f *feeder) fullSync(id string) (*LogReader, error) {
+	n := f.n
+	dir, err := os.MkdirTemp(n.opts.DataDir, "sync-out-")
+	if err != nil {
+		return nil, fmt.Errorf("replication: stage checkpoint: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	cp := filepath.Join(dir, "checkpoint")
+	offset, err := n.opts.Store.Checkpoint(cp)
+	if err != nil {
+		return nil, err
+	}
+	unpin := n.opts.Log.Pin(offset + 1)
+	defer unpin()
+	f.state.Store("send_bulk")
+	if _, err := fmt.Fprintf(f.nc, "+FULLRESYNC %s %d\r\n", id, offset); err != nil {
+		return nil, err
+	}
+	files, err := listFiles(cp)
+	if err != nil {
+		return nil, err
+	}
+	var total, sent int64
+	for _, fi := range files {
+		total += fi.size
+	}
+	n.log.Info("full sync: sending checkpoint", "replica", f.name(), "offset", offset, "files", len(files), "bytes", total)
+	start, lastLog := time.Now(), time.Now()
+	w := bufio.NewWriterSize(deadlineWriter{f}, 1<<20)
+	var buf []byte
+	for i, fi := range files {
+		hdr := binary.BigEndian.AppendUint16(nil, uint16(len(fi.rel)))
+		hdr = append(hdr, fi.rel...)
+		hdr = binary.BigEndian.AppendUint64(hdr, uint64(fi.size))
+		if _, err := w.Write(appendFrame(buf[:0], frameFile, hdr)); err != nil {
+			return nil, err
+		}
+		src, err := os.Open(filepath.Join(cp, fi.rel))
+		if err != nil {
+			return nil, fmt.Errorf("replication: open checkpoint file: %w", err)
+		}
+		chunk := make([]byte, chunkSize)
+		for {
+			k, rerr := io.ReadFull(src, chunk)
+			if k > 0 {
+				buf = appendFrame(buf[:0], frameChunk, chunk[:k])
+				if _, err := w.Write(buf); err != nil {
+					src.Close()
+					return nil, err
+				}
+				sent += int64(k)
+			}
+			if rerr != nil {
+				break
+			}
+			if time.Since(lastLog) > 2*time.Second {
+				lastLog = time.Now()
+				n.log.Info("full sync progress", "replica", f.name(), "files_done", i, "files", len(files), "bytes_sent", sent, "bytes", total)
+			}
+		}
+		src.Close()
+	}
+	done := binary.BigEndian.AppendUint32(nil, uint32(len(files)))
+	done = binary.BigEndian.AppendUint64(done, offset)
+	if _, err := w.Write(appendFrame(buf[:0], frameDone, done)); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	secs := time.Since(start).Seconds()
+	n.log.Info("full sync: checkpoint sent", "replica", f.name(), "files", len(files), "bytes", sent,
+		"seconds", fmt.Sprintf("%.2f", secs), "MBps", fmt.Sprintf("%.1f", float64(sent)/1e6/max(secs, 1e-6)))
+	return n.opts.Log.NewReader(offset + 1)
+}
+
+type deadlineWriter struct{ f *feeder }
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	d.f.nc.SetWriteDeadline(time.Now().Add(d.f.n.opts.SendTimeout))
+	return d.f.nc.Write(p)
+}
+
+type fileInfo struct {
+	rel  string
+	size int64
+}
+
+// listFiles returns the regular files under dir with their sizes, sorted.
+func listFiles(dir string) ([]fileInfo, error) {
+	var out []fileInfo
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, fileInfo{rel: filepath.ToSlash(rel), size: info.Size()})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replication: list checkpoint: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package replication
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// After the handshake (PSYNC and its +FULLRESYNC or +CONTINUE line) the
+// primary sends frames, each checksummed, so a corrupted byte anywhere in
+// the stream is caught before anything is applied:
+//
+//	type    1 byte
+//	length  4 bytes, big endian: the payload's length
+//	crc     4 bytes, big endian: CRC-32C of type, length and payload
+//	payload length bytes
+//
+// docs/replication.md describes the frame types.
+const (
+	frameBatch     byte = 'B' // offset (8 bytes) + batch bytes
+	frameHeartbeat byte = 'H' // the primary's last offset (8 bytes)
+	frameFile      byte = 'F' // full sync: name length (2) + name + size (8)
+	frameChunk     byte = 'C' // full sync: the next bytes of the current file
+	frameDone      byte = 'D' // full sync: file count (4) + checkpoint offset (8)
+)
+
+// maxFrame bounds a frame's payload; a larger length is a corrupt stream.
+const maxFrame = 1 << 30
+
+// chunkSize is how much of a checkpoint file one chunk frame carries.
+const chunkSize = 1 << 20
+
+// ErrCorruptStream reports a frame that fails its checksum or is
+// malformed; the replica drops the connection and never applies it.
+var ErrCorruptStream = errors.New("replication: corrupt stream")
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// appendFrame appends one frame to dst.
+func appendFrame(dst []byte, typ byte, payload ...[]byte) []byte {
+	n := 0
+	for _, p := range payload {
+		n += len(p)
+	}
+	start := len(dst)
+	dst = append(dst, typ, 0, 0, 0, 0, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(dst[start+1:], uint32(n))
+	for _, p := range payload {
+		dst = append(dst, p...)
+	}
+	crc := crc32.Update(0, crcTable, dst[start:start+5])
+	crc = crc32.Update(crc, crcTable, dst[start+9:])
+	binary.BigEndian.PutUint32(dst[start+5:], crc)
+	return dst
+}
+
+// readFrame reads one frame. The payload is freshly allocated.
+func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
+	var h [9]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(h[1:5])
+	if n > maxFrame {
+		return 0, nil, fmt.Errorf("%w: frame of %d bytes", ErrCorruptStream, n)
+	}
+	switch h[0] {
+	case frameBatch, frameHeartbeat, frameFile, frameChunk, frameDone:
+	default:
+		return 0, nil, fmt.Errorf("%w: unknown frame type %q", ErrCorruptStream, h[0])
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, nil, err
+	}
+	crc := crc32.Update(0, crcTable, h[:5])
+	crc = crc32.Update(crc, crcTable, payload)
+	if crc != binary.BigEndian.Uint32(h[5:9]) {
+		return 0, nil, fmt.Errorf("%w: checksum mismatch in a %q frame of %d bytes", ErrCorruptStream, h[0], n)
+	}
+	return h[0], payload, nil
+}
