@@ -158,7 +158,7 @@ var options = []Option{
 		Doc: "Block cache size in MB.",
 	},
 	{
-		Name: "repl-log-max-bytes", Kind: KindMemory, Default: "1gb", Min: 1 << 20, Max: math.MaxInt64,
+		Name: "repl-log-max-bytes", Kind: KindMemory, Default: "1073741824", Min: 1 << 20, Max: math.MaxInt64,
 		Doc: "Replication log: the most bytes of batches kept on disk for replicas to resume from.",
 	},
 	{
