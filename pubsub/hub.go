@@ -35,12 +35,17 @@ type Hub struct {
 	mu      sync.RWMutex
 	byKind  [3]map[string]*entry
 	clients map[Subscriber]*subscriptions
+	// byPrefix indexes the patterns by their literal prefix (the bytes
+	// every matching channel starts with), so a publish evaluates only
+	// the patterns whose prefix the channel starts with.
+	byPrefix map[string][]*entry
 }
 
 // entry is one channel or pattern with its subscribers.
 type entry struct {
-	name []byte // the name as bytes, for matching and frames without copies
-	subs map[Subscriber]struct{}
+	name   []byte // the name as bytes, for matching and frames without copies
+	prefix string // for patterns: glob.LiteralPrefix of name
+	subs   map[Subscriber]struct{}
 }
 
 // subscriptions are one subscriber's names of each kind, in the order it
@@ -83,7 +88,7 @@ func (s *subscriptions) total() int {
 
 // NewHub returns an empty Hub.
 func NewHub() *Hub {
-	h := &Hub{clients: map[Subscriber]*subscriptions{}}
+	h := &Hub{clients: map[Subscriber]*subscriptions{}, byPrefix: map[string][]*entry{}}
 	for k := range h.byKind {
 		h.byKind[k] = map[string]*entry{}
 	}
@@ -128,6 +133,10 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 		if e == nil {
 			e = &entry{name: []byte(n), subs: map[Subscriber]struct{}{}}
 			h.byKind[k][n] = e
+			if k == KindPattern {
+				e.prefix = string(glob.LiteralPrefix(e.name))
+				h.byPrefix[e.prefix] = append(h.byPrefix[e.prefix], e)
+			}
 		}
 		e.subs[s] = struct{}{}
 	}
@@ -155,6 +164,9 @@ func (h *Hub) unsubscribeLocked(s Subscriber, c *subscriptions, k Kind, n string
 		delete(e.subs, s)
 		if len(e.subs) == 0 {
 			delete(h.byKind[k], n)
+			if k == KindPattern {
+				h.unindex(e)
+			}
 		}
 	}
 	if c.total() == 0 {
@@ -210,12 +222,34 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
 		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload}, ns)
 	}
-	for _, e := range h.byKind[KindPattern] {
-		if glob.Match(e.name, channel, false) {
-			n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload}, ns)
+	if len(h.byPrefix) == 0 {
+		return n
+	}
+	for i := 0; i <= len(channel); i++ {
+		for _, e := range h.byPrefix[string(channel[:i])] {
+			if glob.Match(e.name, channel, false) {
+				n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload}, ns)
+			}
 		}
 	}
 	return n
+}
+
+// unindex removes a pattern entry from the prefix index.
+func (h *Hub) unindex(e *entry) {
+	list := h.byPrefix[e.prefix]
+	for i, x := range list {
+		if x == e {
+			list[i] = list[len(list)-1]
+			list = list[:len(list)-1]
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(h.byPrefix, e.prefix)
+	} else {
+		h.byPrefix[e.prefix] = list
+	}
 }
 
 // PublishShard delivers payload to the subscribers of shard channel

@@ -77,8 +77,8 @@ func TestStateIsReleased(t *testing.T) {
 			h.Unsubscribe(r, KindShard, []byte("s"))
 		}
 	}
-	if s := h.Stats(); s != (Stats{}) {
-		t.Fatalf("state left behind: %+v", s)
+	if s := h.Stats(); s != (Stats{}) || len(h.byPrefix) != 0 || len(h.clients) != 0 {
+		t.Fatalf("state left behind: %+v, %d prefixes", s, len(h.byPrefix))
 	}
 }
 
@@ -103,6 +103,18 @@ func TestUnsubscribeOrderAndCounts(t *testing.T) {
 	}
 	if ch, p, s := h.Counts(r); ch != 2 || p != 1 || s != 0 {
 		t.Fatalf("counts %d %d %d", ch, p, s)
+	}
+}
+
+func TestPatternPrefixIndex(t *testing.T) {
+	h := NewHub()
+	r := &recorder{}
+	for _, p := range []string{"news.*", "n*", "*", "news.tech", "new?.*", "x*", "\\n*", "[n]ews*", "news.tech.*"} {
+		h.Subscribe(r, KindPattern, []byte(p))
+	}
+	// news.* n* * news.tech new?.* [n]ews* match; x*, \n* and news.tech.* do not.
+	if n := h.Publish([]byte("news.tech"), []byte("m")); n != 7 {
+		t.Fatalf("receivers = %d, want 7 (frames %q)", n, r.frames)
 	}
 }
 
