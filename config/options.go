@@ -154,7 +154,7 @@ var options = []Option{
 		Doc: "Keyspace event classes to publish, as Redis's flags (empty = none).",
 	},
 	{
-		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "256", Min: 0, Max: math.MaxInt32,
+		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
 		Doc: "Block cache size in MB.",
 	},
 	{
@@ -170,7 +170,7 @@ var options = []Option{
 		Doc: "Seconds a primary waits for a replica to accept streamed bytes before dropping it.",
 	},
 	{
-		Name: "rocksdb.row_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
+		Name: "rocksdb.row_cache_size", Kind: KindInt, Default: "32", Min: 0, Max: math.MaxInt32,
 		Doc: "Size in MB of the cache of recently used key metadata (string values included) kept above Pebble (0 = off).",
 	},
 	{

@@ -108,6 +108,7 @@ func run() int {
 		Dir:         filepath.Join(dir, "replication-log"),
 		RetainBytes: cfg.Bytes("repl-log-max-bytes"),
 		RetainAge:   time.Duration(cfg.Int("repl-log-max-age")) * time.Second,
+		MemoryBytes: 16 << 20,
 		Logger:      log.Named("replication-log"),
 	})
 	if err != nil {
