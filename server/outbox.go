@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -156,6 +157,9 @@ func (o *outbox) finish() {
 func (o *outbox) writer() {
 	defer close(o.done)
 	for range o.wake {
+		// Let the goroutines that are about to publish run first, so
+		// one write carries many messages rather than one each.
+		runtime.Gosched()
 		for {
 			o.mu.Lock()
 			bufs := o.queue
