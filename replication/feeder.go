@@ -149,15 +149,21 @@ func (f *feeder) write(b []byte) error {
 }
 
 // stream pushes log entries as they are appended, with heartbeats when
-// idle.
+// idle. With sync on, a batch goes out only once it is durable (see
+// shipDurable).
 func (f *feeder) stream(ctx context.Context, r *LogReader) {
 	var buf []byte
+	var durable uint64
 	for {
 		wait, cancel := context.WithTimeout(ctx, heartbeatEvery)
 		off, batch, err := r.Next(wait)
 		cancel()
 		switch {
 		case err == nil:
+			if durable, err = f.shipDurable(off, durable); err != nil {
+				f.n.log.Warn("dropping replica: cannot make the stream durable", "replica", f.name(), "error", err)
+				return
+			}
 			buf = appendFrame(buf[:0], frameBatch, binary.BigEndian.AppendUint64(nil, off), batch)
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			buf = appendFrame(buf[:0], frameHeartbeat, binary.BigEndian.AppendUint64(nil, f.n.opts.Store.Offset()))
@@ -172,6 +178,24 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 			return
 		}
 	}
+}
+
+// shipDurable is called before shipping the batch at off, with the
+// offset up to which batches are known durable, and returns the new one.
+// With sync on it makes the batches up to off durable first (one WAL
+// fsync for all those committed by then), so that a primary that
+// crashes keeps every batch a replica holds and may keep its replication
+// id; with sync off it tells the node that its id must not survive a
+// crash.
+func (f *feeder) shipDurable(off, durable uint64) (uint64, error) {
+	if off <= durable {
+		return durable, nil
+	}
+	if !f.n.opts.Store.SyncEnabled() {
+		f.n.shippingVolatile()
+		return durable, nil
+	}
+	return f.n.opts.Store.SyncCommitted()
 }
 
 // fullSync ships a checkpoint and returns a log reader positioned right
@@ -191,6 +215,9 @@ func (f *feeder) fullSync(id string) (*LogReader, error) {
 	}
 	unpin := n.opts.Log.Pin(offset + 1)
 	defer unpin()
+	if _, err := f.shipDurable(offset, 0); err != nil {
+		return nil, err
+	}
 	f.state.Store("send_bulk")
 	if _, err := fmt.Fprintf(f.nc, "+FULLRESYNC %s %d\r\n", id, offset); err != nil {
 		return nil, err

@@ -114,6 +114,10 @@ func (l *link) session() error {
 	l.nc = nc
 	l.mu.Unlock()
 	defer nc.Close()
+	if l.ctx.Err() != nil {
+		// stop ran before l.nc was set: it could not close nc.
+		return l.ctx.Err()
+	}
 	rd := bufio.NewReaderSize(nc, 1<<20)
 	cmd := func(args ...string) (string, error) {
 		nc.SetDeadline(time.Now().Add(readTimeout))
@@ -143,7 +147,7 @@ func (l *link) session() error {
 	if reply, err := cmd("REPLCONF", "listening-port", strconv.Itoa(l.n.opts.Port)); err != nil || reply != "+OK" {
 		return fmt.Errorf("REPLCONF listening-port refused: %q %v", reply, err)
 	}
-	id, _, _ := l.n.IDs()
+	id := l.n.resumeID()
 	want := l.n.opts.Store.Offset() + 1
 	reply, err := cmd("PSYNC", id, strconv.FormatUint(want, 10))
 	if err != nil {
@@ -160,10 +164,10 @@ func (l *link) session() error {
 		if err := l.receiveFullSync(nc, rd, off); err != nil {
 			return err
 		}
-		l.n.adoptID(f[1])
+		l.n.adoptID(f[1], true, id, off)
 	case len(f) == 2 && f[0] == "+CONTINUE":
 		l.n.log.Info("partial resync", "primary", l.addr(), "replid", f[1], "from", want)
-		l.n.adoptID(f[1])
+		l.n.adoptID(f[1], false, id, want-1)
 	default:
 		return fmt.Errorf("primary refused PSYNC: %s", strings.TrimPrefix(reply, "-"))
 	}

@@ -52,8 +52,10 @@ type Node struct {
 	mu           sync.Mutex
 	replID       string
 	replID2      string
-	secondOffset uint64 // the last offset replID2 is valid for
-	link         *link  // non-nil while a replica
+	secondOffset uint64    // the last offset replID2 is valid for
+	fresh        bool      // replID was made up (at start-up or promotion), not adopted from a primary
+	idFile       [2]string // the id and state the replid file holds; idUnknown at first
+	link         *link     // non-nil while a replica
 	feeders      map[*feeder]struct{}
 	ackCond      *sync.Cond // broadcast when a replica acknowledges
 
@@ -64,15 +66,38 @@ type Node struct {
 // ErrNotReplica is returned by operations that need the replica role.
 var ErrNotReplica = errors.New("replication: this node is not a replica")
 
-// replIDFile holds the replication id across a clean shutdown; it is
-// removed at start-up, so after a crash the node takes a new id.
+// replIDFile holds the replication id and what a crash would mean for
+// it, as one line "<id> <state>" (a line with the id alone, as earlier
+// versions wrote at shutdown, reads as idClean). It is replaced atomically
+// whenever either changes; a node that could not keep its id after a
+// crash has no file.
 const replIDFile = "replid"
+
+// The states of the replid file.
+const (
+	// idClean: written by Close. Nothing was lost: the id is kept.
+	idClean = "clean"
+	// idDurable: a primary that ships a batch only once it is durable
+	// (sync yes). A crash loses no batch a replica holds: the id is kept.
+	// A primary shipping batches that are not durable yet removes the
+	// file: after a crash its replicas may hold batches it lost, so it
+	// takes a new id and they full-sync.
+	idDurable = "durable"
+	// idReplica: the node follows a primary, and its data is a prefix of
+	// the history the id names, whatever a crash loses. At start-up the
+	// id becomes the previous one (replID2, up to the node's offset) and
+	// the node takes a new id: as a replica it resumes under the old one
+	// (see resumeID); as a primary it must not extend the old history,
+	// which its former primary extends too.
+	idReplica = "replica"
+)
 
 // NewNode prepares replication for a node whose storage and log are open.
 // It aligns the log with what storage kept (after a crash the log can be
-// ahead of, or behind, the database) and picks the replication id: the one
-// saved at the last clean shutdown if the log still matches, else a new
-// one, so replicas full-sync rather than diverge silently.
+// ahead of, or behind, the database) and picks the replication id from
+// the replid file (see its states): the saved one when it is safe to go
+// on with it, else a new one, so replicas full-sync rather than diverge
+// silently.
 func NewNode(opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -80,7 +105,7 @@ func NewNode(opts Options) (*Node, error) {
 	if opts.SendTimeout <= 0 {
 		opts.SendTimeout = 10 * time.Second
 	}
-	n := &Node{opts: opts, log: opts.Logger, feeders: map[*feeder]struct{}{}}
+	n := &Node{opts: opts, log: opts.Logger, feeders: map[*feeder]struct{}{}, idFile: idUnknown}
 	n.ackCond = sync.NewCond(&n.mu)
 	d := opts.Store.Offset()
 	clean := true
@@ -97,19 +122,131 @@ func NewNode(opts Options) (*Node, error) {
 			return nil, fmt.Errorf("replication: reset log to %d: %w", d+1, err)
 		}
 	}
-	path := filepath.Join(opts.DataDir, replIDFile)
-	saved, err := os.ReadFile(path)
-	id := strings.TrimSpace(string(saved))
-	if err == nil && clean && len(id) == 40 {
+	id, state := readReplID(filepath.Join(opts.DataDir, replIDFile))
+	n.replID2 = noReplID
+	switch {
+	case id != "" && ((state == idClean && clean) || state == idDurable):
 		n.replID = id
-		n.log.Info("keeping the replication id of the last clean shutdown", "replid", id, "offset", d)
-	} else {
+		n.log.Info("keeping the replication id", "replid", id, "offset", d, "last_state", state)
+	case id != "" && state == idReplica:
+		n.replID, n.replID2, n.secondOffset, n.fresh = newReplID(), id, d, true
+		n.log.Info("new replication id; the last primary's is kept as the previous one",
+			"replid", n.replID, "replid2", id, "offset", d)
+	default:
 		n.replID = newReplID()
-		n.log.Info("new replication id", "replid", n.replID, "offset", d)
+		n.log.Info("new replication id", "replid", n.replID, "offset", d, "last_state", state)
 	}
-	n.replID2 = strings.Repeat("0", 40)
-	os.Remove(path)
+	n.mu.Lock()
+	err := n.recordPrimaryLocked()
+	n.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return n, nil
+}
+
+// idUnknown is Node.idFile before the node first writes the file.
+var idUnknown = [2]string{"?", "?"}
+
+// noReplID is the replID2 of a node without a previous id.
+var noReplID = strings.Repeat("0", 40)
+
+// readReplID reads the replid file: the id ("" if none) and its state.
+func readReplID(path string) (id, state string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 || len(f[0]) != 40 {
+		return "", ""
+	}
+	if len(f) == 1 {
+		return f[0], idClean
+	}
+	return f[0], f[1]
+}
+
+// recordLocked replaces the replid file with "id state", or removes it
+// when state is "", durably: a stale file could keep an id after a crash
+// that must not.
+func (n *Node) recordLocked(id, state string) error {
+	if state == "" {
+		id = ""
+	}
+	if n.idFile == [2]string{id, state} {
+		return nil
+	}
+	dir := n.opts.DataDir
+	path := filepath.Join(dir, replIDFile)
+	if state == "" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("replication: remove %s: %w", path, err)
+		}
+	} else {
+		tmp := path + ".tmp"
+		f, err := os.Create(tmp)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%s %s\n", id, state)
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			return fmt.Errorf("replication: write %s: %w", path, err)
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	n.idFile = [2]string{id, state}
+	return nil
+}
+
+// recordPrimaryLocked records the state of a primary: durable when its
+// commits sync, else no file.
+func (n *Node) recordPrimaryLocked() error {
+	if n.opts.Store.SyncEnabled() {
+		return n.recordLocked(n.replID, idDurable)
+	}
+	return n.recordLocked(n.replID, "")
+}
+
+// shippingVolatile is called by a feeder about to ship a batch that may
+// not be durable (sync no): the id must not survive a crash any more.
+func (n *Node) shippingVolatile() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.idFile[1] != idDurable {
+		return
+	}
+	if err := n.recordLocked(n.replID, ""); err != nil {
+		n.log.Error("cannot remove the replid file; a crash may keep an id it must not", "error", err)
+	}
+}
+
+// resumeID returns the id a replica asks to continue with: the previous
+// id when the current one was made up (at start-up or promotion) and
+// nothing was committed since (the node's data is then the previous
+// history's prefix: the case of a replica restarted, or promoted and
+// pointed elsewhere at once), else the current one.
+func (n *Node) resumeID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.resumeIDLocked()
+}
+
+func (n *Node) resumeIDLocked() string {
+	if n.fresh && n.replID2 != noReplID && n.opts.Store.Offset() == n.secondOffset {
+		return n.replID2
+	}
+	return n.replID
 }
 
 func newReplID() string {
@@ -130,7 +267,6 @@ func (n *Node) Close() error {
 	for f := range n.feeders {
 		feeders = append(feeders, f)
 	}
-	id := n.replID
 	n.mu.Unlock()
 	if l != nil {
 		l.stop()
@@ -141,7 +277,14 @@ func (n *Node) Close() error {
 	if err := n.opts.Log.Sync(); err != nil {
 		return fmt.Errorf("replication: sync log at shutdown: %w", err)
 	}
-	return os.WriteFile(filepath.Join(n.opts.DataDir, replIDFile), []byte(id+"\n"), 0o644)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if l != nil {
+		// A replica's id is its primary's: on a restart as a primary it
+		// must not extend that history (see idReplica).
+		return n.recordLocked(n.resumeIDLocked(), idReplica)
+	}
+	return n.recordLocked(n.replID, idClean)
 }
 
 // IDs returns the replication id, the previous one and the last offset
@@ -170,6 +313,9 @@ func (n *Node) ReplicaOf(host string, port int) (already bool) {
 	old := n.link
 	n.link = newLink(n, host, port)
 	l := n.link
+	if err := n.recordLocked(n.resumeIDLocked(), idReplica); err != nil {
+		n.log.Error("cannot record the replication id", "error", err)
+	}
 	n.mu.Unlock()
 	if old != nil {
 		old.stop()
@@ -192,9 +338,19 @@ func (n *Node) Promote() {
 	n.link = nil
 	n.mu.Unlock()
 	l.stop()
+	// What the node shipped to its own replicas so far need not be
+	// durable: sync it before recording a durable primary.
+	if n.opts.Store.SyncEnabled() {
+		if _, err := n.opts.Store.SyncCommitted(); err != nil {
+			n.log.Error("cannot sync at promotion", "error", err)
+		}
+	}
 	n.mu.Lock()
-	n.replID2, n.secondOffset = n.replID, n.opts.Store.Offset()
-	n.replID = newReplID()
+	n.replID2, n.secondOffset = n.resumeIDLocked(), n.opts.Store.Offset()
+	n.replID, n.fresh = newReplID(), true
+	if err := n.recordPrimaryLocked(); err != nil {
+		n.log.Error("cannot record the replication id", "error", err)
+	}
 	n.mu.Unlock()
 	n.log.Info("promoted to primary", "replid", n.replID, "replid2", n.replID2, "offset", n.secondOffset)
 }
@@ -207,11 +363,26 @@ func (n *Node) SetFullSyncHook(fn func()) {
 	n.mu.Unlock()
 }
 
-// adoptID is called by the link when the primary names its id.
-func (n *Node) adoptID(id string) {
+// adoptID is called by the link when the primary names its id: after a
+// full sync (full: the data no longer continues any earlier history, so
+// the previous id is dropped), or on a partial resync that asked to
+// continue asked up to offset: if the primary's id differs (it was
+// promoted), asked stays valid as the previous id up to there.
+func (n *Node) adoptID(id string, full bool, asked string, offset uint64) {
 	n.mu.Lock()
-	n.replID = id
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	switch {
+	case full, id == n.replID2:
+		// A full sync, or the primary confirmed the previous id we
+		// resumed with (after a restart): no other history to keep.
+		n.replID2, n.secondOffset = noReplID, 0
+	case id != asked:
+		n.replID2, n.secondOffset = asked, offset
+	}
+	n.replID, n.fresh = id, false
+	if err := n.recordLocked(id, idReplica); err != nil {
+		n.log.Error("cannot record the replication id", "error", err)
+	}
 }
 
 // LinkState describes the link to the primary for INFO replication.

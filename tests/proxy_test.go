@@ -1,0 +1,136 @@
+package tests
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// Proxy is a loopback TCP proxy between a replica (the client side) and
+// its primary (the target). It can cut every connection it carries and
+// flip one byte of the primary->replica direction, so tests can break or
+// corrupt a replication stream at a chosen point.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	Port   int
+
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{} // both ends of every live pair
+	accepted int
+	flipIn   int64 // >= 0: primary->replica bytes left before the flip
+	flipped  bool
+}
+
+// StartProxy listens on a free loopback port and forwards every
+// connection to target (host:port). It is closed at test end.
+func StartProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{ln: ln, target: target, Port: ln.Addr().(*net.TCPAddr).Port,
+		conns: map[net.Conn]struct{}{}, flipIn: -1}
+	go p.accept()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// SlaveOf returns the proxy's address in the "host port" form that
+// --slaveof takes.
+func (p *Proxy) SlaveOf() string { return "127.0.0.1 " + strconv.Itoa(p.Port) }
+
+// Accepted returns how many connections the proxy accepted so far.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
+// FlipAfter arms a one-shot corruption: after n more bytes have gone from
+// the primary to the replica, the next byte is inverted.
+func (p *Proxy) FlipAfter(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flipIn, p.flipped = n, false
+}
+
+// Flipped reports whether the armed byte was flipped.
+func (p *Proxy) Flipped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flipped
+}
+
+// Cut closes every connection the proxy carries; new ones are accepted.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// Close stops accepting and cuts every connection.
+func (p *Proxy) Close() {
+	p.ln.Close()
+	p.Cut()
+}
+
+func (p *Proxy) accept() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", p.target)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.accepted++
+		p.conns[client], p.conns[server] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		done := func() {
+			client.Close()
+			server.Close()
+			p.mu.Lock()
+			delete(p.conns, client)
+			delete(p.conns, server)
+			p.mu.Unlock()
+		}
+		go func() { io.Copy(server, client); done() }()
+		go func() { p.downstream(client, server); done() }()
+	}
+}
+
+// downstream copies primary->replica bytes, applying an armed flip.
+func (p *Proxy) downstream(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			if p.flipIn >= 0 && !p.flipped {
+				if p.flipIn < int64(n) {
+					buf[p.flipIn] ^= 0xff
+					p.flipped = true
+					p.flipIn = -1
+				} else {
+					p.flipIn -= int64(n)
+				}
+			}
+			p.mu.Unlock()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,920 @@
+package tests
+
+// Replication end to end: real primaries and replicas, each test a script
+// (start, write, kill, restart, check). "Nothing happened" is proved with a
+// later marker, never with a sleep; every wait polls with a bound.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const adminPass = "adm1n-pass"
+
+// startReplica starts a replica of primary.
+func startReplica(t *testing.T, primary *Node, args ...string) *Node {
+	t.Helper()
+	return StartCairn(t, append([]string{"--slaveof", "127.0.0.1 " + strconv.Itoa(primary.Port)}, args...)...)
+}
+
+// infoOf returns the fields of an INFO section, nil if the node does not
+// answer.
+func infoOf(c *redis.Client, section string) map[string]string {
+	cx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.Info(cx, section).Result()
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// stat returns one integer field of INFO stats or replication.
+func stat(t *testing.T, c *redis.Client, section, field string) int64 {
+	t.Helper()
+	m := infoOf(c, section)
+	v, err := strconv.ParseInt(m[field], 10, 64)
+	if err != nil {
+		t.Fatalf("INFO %s has no integer %s: %v", section, field, m)
+	}
+	return v
+}
+
+// syncStats returns the primary's sync_full and sync_partial_ok.
+func syncStats(t *testing.T, primary *redis.Client) (full, partial int64) {
+	t.Helper()
+	return stat(t, primary, "stats", "sync_full"), stat(t, primary, "stats", "sync_partial_ok")
+}
+
+// waitCaughtUp waits until the replica's link is up and it applied every
+// batch the primary committed (call it once writes have stopped).
+func waitCaughtUp(t *testing.T, primary, replica *redis.Client) {
+	t.Helper()
+	var p, r map[string]string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		p, r = infoOf(primary, "replication"), infoOf(replica, "replication")
+		if p != nil && r != nil && r["master_link_status"] == "up" && r["slave_repl_offset"] == p["master_repl_offset"] {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the replica did not catch up:\nprimary %v\nreplica %v", p, r)
+}
+
+// waitLinkUp waits until a replica's link to its primary is up.
+func waitLinkUp(t *testing.T, replica *redis.Client) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the replication link to come up", func() bool {
+		return infoOf(replica, "replication")["master_link_status"] == "up"
+	})
+}
+
+// keyState is what the comparison looks at for one key.
+type keyState struct {
+	typ, val string
+	expireAt int64 // PEXPIRETIME: -1 without a TTL
+}
+
+// snapshot reads every key of the client's keyspace: SCAN, then TYPE, GET
+// and PEXPIRETIME of each.
+func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
+	t.Helper()
+	cx := ctx(t)
+	var names []string
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(cx, cursor, "*", 1000).Result()
+		if err != nil {
+			t.Fatalf("SCAN: %v", err)
+		}
+		names = append(names, keys...)
+		if next == 0 {
+			break
+		}
+		cursor = next
+	}
+	sort.Strings(names)
+	out := make(map[string]keyState, len(names))
+	for len(names) > 0 {
+		chunk := names[:min(500, len(names))]
+		names = names[len(chunk):]
+		pipe := c.Pipeline()
+		types := make([]*redis.StatusCmd, len(chunk))
+		vals := make([]*redis.StringCmd, len(chunk))
+		exps := make([]*redis.Cmd, len(chunk))
+		for i, k := range chunk {
+			types[i] = pipe.Type(cx, k)
+			vals[i] = pipe.Get(cx, k)
+			exps[i] = pipe.Do(cx, "PEXPIRETIME", k)
+		}
+		if _, err := pipe.Exec(cx); err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("reading keys: %v", err)
+		}
+		for i, k := range chunk {
+			exp, _ := exps[i].Int64()
+			out[k] = keyState{typ: types[i].Val(), val: vals[i].Val(), expireAt: exp}
+		}
+	}
+	return out
+}
+
+// compareData fails unless both clients see the same keys with the same
+// type, value and expiry time, and the same DBSIZE.
+func compareData(t *testing.T, what string, primary, replica *redis.Client) {
+	t.Helper()
+	a, b := snapshot(t, primary), snapshot(t, replica)
+	var diffs []string
+	for k, va := range a {
+		if vb, ok := b[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%q missing on the replica", k))
+		} else if va != vb {
+			diffs = append(diffs, fmt.Sprintf("%q: primary %+v, replica %+v", k, va, vb))
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%q only on the replica", k))
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		t.Fatalf("%s: %d of %d keys differ, e.g.:\n%s", what, len(diffs), len(a), strings.Join(diffs[:min(10, len(diffs))], "\n"))
+	}
+	if len(a) == 0 {
+		t.Fatalf("%s: no keys to compare", what)
+	}
+	cx := ctx(t)
+	if pa, pb := primary.DBSize(cx).Val(), replica.DBSize(cx).Val(); pa != pb || pa != int64(len(a)) {
+		t.Fatalf("%s: DBSIZE primary %d, replica %d, keys scanned %d", what, pa, pb, len(a))
+	}
+}
+
+// writeMix runs n writes under prefix: SETs (some binary, some with a
+// TTL), DELs, INCRs, APPENDs, PEXPIREs and MSETs, pipelined.
+func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
+	t.Helper()
+	cx := ctx(t)
+	key := func(i int) string { return fmt.Sprintf("%s:%d", prefix, i) }
+	pipe := c.Pipeline()
+	for i := 0; i < n; i++ {
+		switch i % 10 {
+		case 0, 1, 2:
+			pipe.Set(cx, key(i), fmt.Sprintf("v%d", i*7), 0)
+		case 3:
+			pipe.Set(cx, key(i), "bin\x00\r\n"+key(i), 0)
+		case 4:
+			pipe.Set(cx, key(i), "ttl", 1000*time.Second)
+		case 5:
+			pipe.Del(cx, key(i-4), key(i+1000000))
+		case 6:
+			pipe.Incr(cx, fmt.Sprintf("%s:counter:%d", prefix, i%13))
+		case 7:
+			pipe.Append(cx, key(i-7), "+x")
+		case 8:
+			pipe.PExpire(cx, key(i-6), 500*time.Second)
+		case 9:
+			pipe.MSet(cx, key(i), "m", fmt.Sprintf("%s:m:%d", prefix, i), "n")
+		}
+		if i%100 == 99 || i == n-1 {
+			if _, err := pipe.Exec(cx); err != nil {
+				t.Fatalf("writes under %s: %v", prefix, err)
+			}
+		}
+	}
+}
+
+// writer writes w:<i> = <i> on c until stopped, counting its writes.
+type writer struct {
+	n    atomic.Int64
+	stop chan struct{}
+	done chan error
+}
+
+func startWriter(c *redis.Client, prefix string) *writer {
+	w := &writer{stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-w.stop:
+				w.done <- nil
+				return
+			default:
+			}
+			cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := c.Set(cx, fmt.Sprintf("%s:%d", prefix, i), strconv.Itoa(i), 0).Err()
+			cancel()
+			if err != nil {
+				w.done <- err
+				return
+			}
+			w.n.Add(1)
+		}
+	}()
+	return w
+}
+
+// waitWrites waits until the writer has done n more writes.
+func (w *writer) waitWrites(t *testing.T, n int64) {
+	t.Helper()
+	target := w.n.Load() + n
+	waitFor(t, 20*time.Second, "writes", func() bool {
+		select {
+		case err := <-w.done:
+			w.done <- err
+			t.Fatalf("writer stopped: %v", err)
+		default:
+		}
+		return w.n.Load() >= target
+	})
+}
+
+func (w *writer) finish(t *testing.T) {
+	t.Helper()
+	close(w.stop)
+	if err := <-w.done; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+}
+
+// signal sends sig to a node without waiting for it to exit.
+func signal(t *testing.T, n *Node, sig syscall.Signal) {
+	t.Helper()
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// expectEOF fails unless the server closes the connection (EOF or reset,
+// not a timeout), ignoring what it sends before.
+func expectEOF(t *testing.T, r *RawConn, what string) {
+	t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := io.Copy(io.Discard, r.rd)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("%s: the connection stayed open", what)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// 1. A replica started after 2,000 writes (TTLs, DELs, namespaces) holds
+// the same data after its full sync, and after streaming more; a namespace
+// added on the primary works on the replica.
+func TestReplicationFullSyncThenStreaming(t *testing.T) {
+	auth := []string{"--requirepass", adminPass, "--masterauth", adminPass}
+	p := StartCairn(t, auth...)
+	cx := ctx(t)
+	pc := p.Client(withPassword(adminPass))
+	must(t, pc.Do(cx, "NAMESPACE", "ADD", "tenant", "tenant-token").Err())
+	pt := p.Client(withPassword("tenant-token"))
+	writeMix(t, pc, "a", 1500)
+	writeMix(t, pt, "t", 500)
+
+	r := startReplica(t, p, auth...)
+	rc := r.Client(withPassword(adminPass))
+	rt := r.Client(withPassword("tenant-token"))
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after the full sync", pc, rc)
+	compareData(t, "namespace tenant after the full sync", pt, rt)
+	if full, partial := syncStats(t, pc); full != 1 || partial != 0 {
+		t.Fatalf("sync_full %d, sync_partial_ok %d; want 1, 0", full, partial)
+	}
+	role := fmt.Sprint(rc.Do(cx, "ROLE").Val())
+	if want := fmt.Sprintf("[slave 127.0.0.1 %d connected %s]", p.Port, infoOf(pc, "replication")["master_repl_offset"]); role != want {
+		t.Fatalf("ROLE on the replica: %s, want %s", role, want)
+	}
+
+	// Streaming, and a second replica's full sync under write load.
+	w := startWriter(pc, "w")
+	r2 := startReplica(t, p, auth...)
+	must(t, pc.Do(cx, "NAMESPACE", "ADD", "late", "late-token").Err())
+	pl := p.Client(withPassword("late-token"))
+	writeMix(t, pc, "b", 500)
+	must(t, pt.FlushDB(cx).Err())
+	writeMix(t, pt, "u", 200)
+	writeMix(t, pl, "l", 200)
+	r2c := r2.Client(withPassword(adminPass))
+	waitLinkUp(t, r2c)
+	w.waitWrites(t, 200)
+	w.finish(t)
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after streaming", pc, rc)
+	compareData(t, "namespace tenant after streaming", pt, rt)
+	waitCaughtUp(t, pc, r2c)
+	compareData(t, "full sync under write load", pc, r2c)
+	compareData(t, "namespace late, full sync under write load", pl, r2.Client(withPassword("late-token")))
+	// The namespace added while streaming: its token authenticates on the
+	// replica and reads that namespace's keys.
+	rl := r.Client(withPassword("late-token"))
+	if got := rl.Get(cx, "l:0").Val(); got != "v0+x" {
+		t.Fatalf("GET l:0 with the late token on the replica: %q", got)
+	}
+	compareData(t, "namespace late after streaming", pl, rl)
+	if full, _ := syncStats(t, pc); full != 2 {
+		t.Fatalf("sync_full %d after streaming and a second replica; want 2", full)
+	}
+}
+
+// 2. A replica rejects writes with Redis's exact error, serves reads
+// while streaming, and never expires keys itself.
+func TestReplicationReadOnlyReplica(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	pc.Set(cx, "k", "v", 0)
+	waitCaughtUp(t, pc, rc)
+	raw := r.Raw()
+	for _, cmd := range [][]string{
+		{"SET", "k", "x"}, {"DEL", "k"}, {"INCR", "n"}, {"APPEND", "k", "x"}, {"MSET", "a", "1"},
+		{"EXPIRE", "k", "10"}, {"RENAME", "k", "k2"}, {"FLUSHDB"}, {"FLUSHALL"},
+	} {
+		if got := raw.Do(cmd...); got != "-READONLY You can't write against a read only replica.\r\n" {
+			t.Fatalf("%v on the replica: %q", cmd, got)
+		}
+	}
+	if got := raw.Do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET k on the replica: %q", got)
+	}
+
+	// Reads while streaming: every value read is one the primary wrote.
+	w := startWriter(pc, "s")
+	reads := 0
+	for w.n.Load() < 2000 {
+		i := w.n.Load()
+		got, err := rc.Get(cx, fmt.Sprintf("s:%d", i)).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("GET on the replica while streaming: %v", err)
+		}
+		if err == nil && got != strconv.FormatInt(i, 10) {
+			t.Fatalf("GET s:%d on the replica: %q", i, got)
+		}
+		reads++
+	}
+	w.finish(t)
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after streaming", pc, rc)
+
+	// Expiry: the key's time passes while the primary is stopped; the
+	// replica hides it from reads but does not delete it, and the key goes
+	// from the replica when the primary's expiry deletes it.
+	must(t, pc.Set(cx, "short", "v", 0).Err())
+	must(t, pc.PExpire(cx, "short", 300*time.Millisecond).Err())
+	waitCaughtUp(t, pc, rc)
+	size := rc.DBSize(cx).Val()
+	signal(t, p, syscall.SIGSTOP)
+	stopped := true
+	defer func() {
+		if stopped {
+			signal(t, p, syscall.SIGCONT)
+		}
+	}()
+	waitFor(t, 10*time.Second, "the key to expire logically on the replica", func() bool {
+		return rc.Exists(cx, "short").Val() == 0
+	})
+	if got := rc.DBSize(cx).Val(); got != size {
+		t.Fatalf("replica DBSIZE went from %d to %d while the primary was stopped: the replica deleted an expired key", size, got)
+	}
+	signal(t, p, syscall.SIGCONT)
+	stopped = false
+	waitFor(t, 10*time.Second, "the primary's expiry to reach the replica", func() bool {
+		return rc.DBSize(cx).Val() == size-1
+	})
+	waitCaughtUp(t, pc, rc)
+	if pc.Exists(cx, "short").Val() != 0 || stat(t, pc, "stats", "expired_keys") != 1 {
+		t.Fatalf("primary: short exists %d, expired_keys %d", pc.Exists(cx, "short").Val(), stat(t, pc, "stats", "expired_keys"))
+	}
+	if got := stat(t, rc, "stats", "expired_keys"); got != 0 {
+		t.Fatalf("replica expired_keys %d, want 0", got)
+	}
+	compareData(t, "after expiry", pc, rc)
+}
+
+// 3. A replica killed under write load resumes partially after restart.
+func TestReplicationReplicaKilledResumesPartially(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc := p.Client()
+	writeMix(t, pc, "a", 500)
+	waitCaughtUp(t, pc, r.Client())
+	full0, partial0 := syncStats(t, pc)
+
+	w := startWriter(pc, "w")
+	w.waitWrites(t, 300)
+	r.Kill()
+	w.waitWrites(t, 300)
+	r.Restart()
+	rc := r.Client()
+	waitLinkUp(t, rc)
+	w.waitWrites(t, 300)
+	w.finish(t)
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after the replica's restart", pc, rc)
+	if full, partial := syncStats(t, pc); full != full0 || partial != partial0+1 {
+		t.Fatalf("sync_full %d -> %d, sync_partial_ok %d -> %d; want a partial resync only\nreplica log:\n%s",
+			full0, full, partial0, partial, r.Log.String())
+	}
+}
+
+// 4. Primary restarts: after SIGTERM, and after kill -9 with sync yes,
+// replicas resume partially under the same replication id; after kill -9
+// with sync no, the primary takes a new id and replicas full-sync.
+func TestReplicationPrimaryRestart(t *testing.T) {
+	p := StartCairn(t)
+	r1, r2 := startReplica(t, p), startReplica(t, p)
+	cx := ctx(t)
+	pc := p.Client()
+	writeMix(t, pc, "a", 500)
+	replicas := []*Node{r1, r2}
+	caughtUp := func(what string) {
+		t.Helper()
+		for _, r := range replicas {
+			rc := r.Client()
+			waitCaughtUp(t, pc, rc)
+			compareData(t, what, pc, rc)
+		}
+	}
+	caughtUp("before restarts")
+	replid := func() string { return infoOf(pc, "replication")["master_replid"] }
+	// restart stops the primary (SIGTERM or kill -9), adds args and
+	// starts it again; the replicas must come back partially under the
+	// same id, or by full syncs under a new one.
+	restart := func(how string, partial bool, args ...string) {
+		t.Helper()
+		id := replid()
+		if how == "kill -9" {
+			p.Kill()
+		} else {
+			p.Stop()
+		}
+		p.args = append(p.args, args...)
+		p.Restart()
+		pc = p.Client()
+		waitFor(t, 30*time.Second, "both replicas to reconnect", func() bool {
+			return infoOf(pc, "replication")["connected_slaves"] == "2"
+		})
+		full, part := syncStats(t, pc)
+		switch {
+		case partial && (replid() != id || full != 0 || part != 2):
+			t.Fatalf("%s: replid %s -> %s, sync_full %d, sync_partial_ok %d; want the same id, 0, 2\nprimary log:\n%s",
+				how, id, replid(), full, part, p.Log.String())
+		case !partial && (replid() == id || full != 2 || part != 0):
+			t.Fatalf("%s: replid %s -> %s, sync_full %d, sync_partial_ok %d; want a new id, 2, 0\nprimary log:\n%s",
+				how, id, replid(), full, part, p.Log.String())
+		}
+	}
+
+	restart("SIGTERM", true)
+	writeMix(t, pc, "b", 300)
+	caughtUp("after a clean restart")
+
+	restart("SIGTERM", true, "--rocksdb.write_options.sync", "yes")
+	writeMix(t, pc, "c", 300)
+	caughtUp("with sync yes")
+	restart("kill -9", true)
+	writeMix(t, pc, "d", 300)
+	caughtUp("after kill -9 with sync yes")
+
+	restart("SIGTERM", true, "--rocksdb.write_options.sync", "no")
+	writeMix(t, pc, "e", 300)
+	caughtUp("with sync no")
+	restart("kill -9", false)
+	writeMix(t, pc, "f", 300)
+	caughtUp("after kill -9 with sync no")
+	if pc.Get(cx, "f:0").Val() != "v0+x" {
+		t.Fatal("lost the last writes")
+	}
+}
+
+// 5. A promoted replica serves its former sibling partially.
+func TestReplicationPromoteAndFollowSibling(t *testing.T) {
+	p := StartCairn(t)
+	a, b := startReplica(t, p), startReplica(t, p)
+	pc, ac, bc := p.Client(), a.Client(), b.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "p", 1000)
+	waitCaughtUp(t, pc, ac)
+	waitCaughtUp(t, pc, bc)
+	p.Stop()
+
+	must(t, ac.Do(cx, "REPLICAOF", "NO", "ONE").Err())
+	if role := infoOf(ac, "replication")["role"]; role != "master" {
+		t.Fatalf("A after REPLICAOF NO ONE: role %s", role)
+	}
+	must(t, bc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(a.Port)).Err())
+	writeMix(t, ac, "a", 500)
+	waitCaughtUp(t, ac, bc)
+	compareData(t, "B following A", ac, bc)
+	if full, partial := syncStats(t, ac); full != 0 || partial != 1 {
+		t.Fatalf("A: sync_full %d, sync_partial_ok %d; want 0, 1\nA log:\n%s\nB log:\n%s", full, partial, a.Log.String(), b.Log.String())
+	}
+	ai, bi := infoOf(ac, "replication"), infoOf(bc, "replication")
+	if bi["master_replid"] != ai["master_replid"] {
+		t.Fatalf("B's replid %s is not A's %s", bi["master_replid"], ai["master_replid"])
+	}
+}
+
+// 6. A replica with the wrong masterauth reports the refusal.
+func TestReplicationWrongMasterAuth(t *testing.T) {
+	p := StartCairn(t, "--requirepass", adminPass)
+	r := startReplica(t, p, "--masterauth", "wrong")
+	rc := r.Client()
+	waitFor(t, 10*time.Second, "the refusal in INFO", func() bool {
+		return strings.Contains(infoOf(rc, "replication")["master_link_last_error"], "masterauth")
+	})
+	info := infoOf(rc, "replication")
+	if info["master_link_status"] != "down" || !strings.Contains(info["master_link_last_error"], "WRONGPASS") {
+		t.Fatalf("INFO replication: %v", info)
+	}
+	if log := r.Log.String(); !strings.Contains(log, "primary refused masterauth") {
+		t.Fatalf("no clear log line:\n%s", log)
+	}
+	// With the right password the link comes up.
+	must(t, rc.ConfigSet(ctx(t), "masterauth", adminPass).Err())
+	waitLinkUp(t, rc)
+}
+
+// 7. A byte flipped in the stream: the replica catches it, reconnects,
+// never applies the corrupt batch, and ends identical to the primary.
+func TestReplicationCorruptStream(t *testing.T) {
+	p := StartCairn(t)
+	proxy := StartProxy(t, p.Addr())
+	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "a", 500)
+	waitCaughtUp(t, pc, rc)
+	full0, partial0 := syncStats(t, pc)
+
+	// A cut connection resumes partially.
+	proxy.Cut()
+	writeMix(t, pc, "b", 200)
+	waitCaughtUp(t, pc, rc)
+
+	// Values of 1 KB: the flipped byte lands in a batch, most likely in a
+	// value. Every key is written once, so a corrupt value would stay.
+	proxy.FlipAfter(16 << 10)
+	value := func(i int) string { return strings.Repeat(fmt.Sprintf("%08d", i), 128) }
+	i := 0
+	waitFor(t, 30*time.Second, "the replica to detect the corruption", func() bool {
+		for end := i + 10; i < end; i++ {
+			must(t, pc.Set(cx, fmt.Sprintf("c:%d", i), value(i), 0).Err())
+		}
+		return strings.Contains(r.Log.String(), "corrupt stream")
+	})
+	if !proxy.Flipped() {
+		t.Fatal("the corruption was detected before the byte was flipped")
+	}
+	writeMix(t, pc, "d", 200)
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after the corruption", pc, rc)
+	for j := 0; j < i; j++ {
+		if got := rc.Get(cx, fmt.Sprintf("c:%d", j)).Val(); got != value(j) {
+			t.Fatalf("c:%d on the replica holds a wrong value (%d bytes)", j, len(got))
+		}
+	}
+	if proxy.Accepted() < 3 {
+		t.Fatalf("the replica connected %d times; want a reconnection after the cut and after the corruption", proxy.Accepted())
+	}
+	if full, partial := syncStats(t, pc); full != full0 || partial != partial0+2 {
+		t.Fatalf("sync_full %d -> %d, sync_partial_ok %d -> %d; want two partial resyncs", full0, full, partial0, partial)
+	}
+
+	// A byte flipped in a checkpoint file: the full sync is discarded and
+	// retried, and the replica ends with the new primary's data.
+	q := StartCairn(t)
+	qc := q.Client()
+	writeMix(t, qc, "q", 300)
+	proxyQ := StartProxy(t, q.Addr())
+	proxyQ.FlipAfter(2 << 10)
+	before := strings.Count(r.Log.String(), "corrupt stream")
+	must(t, rc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(proxyQ.Port)).Err())
+	waitCaughtUp(t, qc, rc)
+	compareData(t, "after a corrupt full sync and its retry", qc, rc)
+	if !proxyQ.Flipped() || strings.Count(r.Log.String(), "corrupt stream") != before+1 {
+		t.Fatalf("the corrupt full sync went unnoticed:\n%s", r.Log.String())
+	}
+	if full := stat(t, qc, "stats", "sync_full"); full != 2 {
+		t.Fatalf("sync_full %d on the new primary; want 2 (one corrupt, one retried)", full)
+	}
+}
+
+// 8. Keyspace notifications on a replica (proposal §6).
+func TestReplicationNotifications(t *testing.T) {
+	p := StartCairn(t, "--notify-keyspace-events", "KEA")
+	r := startReplica(t, p, "--notify-keyspace-events", "KEA")
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	waitCaughtUp(t, pc, rc)
+	onPrimary := subscribeEvents(t, p.Client(), "__key*@0__:*")
+	onReplica := subscribeEvents(t, r.Client(), "__key*@0__:*")
+
+	// Replica subscribers receive the same set/del events as the
+	// primary's, in the same per-key order.
+	for i := 0; i < 30; i++ {
+		k := fmt.Sprintf("k%d", i%7)
+		pc.Set(cx, k, strconv.Itoa(i), 0)
+		if i%3 == 0 {
+			pc.Del(cx, k, "missing")
+		}
+	}
+	pc.Set(cx, "k-nx", "x", 0)
+	pc.SetNX(cx, "k-nx", "y", 0) // fails: no event
+	// One batch, several deleted keys: one event pair per key.
+	pc.Set(cx, "x1", "1", 0)
+	pc.Set(cx, "x2", "1", 0)
+	pc.Set(cx, "x3", "1", 0)
+	pc.Del(cx, "x1", "missing", "x2", "x3")
+	// Out of the SET/DEL scope on both nodes: expiry, FLUSHDB.
+	pc.Set(cx, "exp", "1", 0)
+	pc.PExpire(cx, "exp", time.Millisecond)
+	waitFor(t, 10*time.Second, "exp to expire", func() bool { return stat(t, pc, "stats", "expired_keys") == 1 })
+	wantEvents := onPrimary.until(pc)
+	if len(wantEvents) != 2*(30+10+1+6+1) {
+		t.Fatalf("primary published %d events: %q", len(wantEvents), wantEvents)
+	}
+	expectEvents(t, "replica events", onReplica.until(pc), wantEvents...)
+	pc.FlushDB(cx)
+	expectEvents(t, "FLUSHDB on the primary", onPrimary.until(pc))
+	expectEvents(t, "FLUSHDB on the replica", onReplica.until(pc))
+
+	// Class bits off on the primary: the replica, with KEA, has nothing
+	// to publish. The marker, a replicated PUBLISH, proves it.
+	must(t, pc.ConfigSet(cx, "notify-keyspace-events", "").Err())
+	pc.Set(cx, "quiet", "1", 0)
+	pc.Del(cx, "quiet", "k1")
+	expectEvents(t, "primary with notifications off", onReplica.until(pc))
+	expectEvents(t, "primary's own subscriber", onPrimary.until(pc))
+	must(t, pc.ConfigSet(cx, "notify-keyspace-events", "KEA").Err())
+
+	// A replica restart (kill -9, replay of its WAL) republishes nothing.
+	r.Kill()
+	r.Restart()
+	rc = r.Client()
+	waitCaughtUp(t, pc, rc)
+	onReplica = subscribeEvents(t, r.Client(), "__key*@0__:*")
+	expectEvents(t, "after the replica's restart", onReplica.until(pc))
+	pc.Set(cx, "after", "1", 0)
+	expectEvents(t, "one write after the restart", onReplica.until(pc), "__keyspace@0__:after=set", "__keyevent@0__:set=after")
+
+	// A full sync publishes nothing, so it disconnects the replica's
+	// keyspace subscribers; other subscribers stay.
+	keyspace := r.Raw()
+	if got := keyspace.Do("PSUBSCRIBE", "__keyevent@0__:*"); !strings.HasPrefix(got, "*3\r\n$10\r\npsubscribe\r\n") {
+		t.Fatalf("PSUBSCRIBE: %q", got)
+	}
+	plain := r.Raw()
+	if got := plain.Do("SUBSCRIBE", "news"); !strings.HasPrefix(got, "*3\r\n$9\r\nsubscribe\r\n") {
+		t.Fatalf("SUBSCRIBE: %q", got)
+	}
+	other := StartCairn(t)
+	oc := other.Client()
+	writeMix(t, oc, "o", 100)
+	must(t, rc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(other.Port)).Err())
+	expectEOF(t, keyspace, "keyspace subscriber after a full sync")
+	waitCaughtUp(t, oc, rc)
+	compareData(t, "after the full sync from another primary", oc, rc)
+	if n := rc.Publish(cx, "news", "still here").Val(); n != 1 {
+		t.Fatalf("PUBLISH news on the replica reached %d subscribers", n)
+	}
+	if got := plain.Reply(); got != "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$10\r\nstill here\r\n" {
+		t.Fatalf("plain subscriber after the full sync: %q", got)
+	}
+}
+
+// Replicated events of a namespace reach that namespace's subscribers
+// and the admin on the replica, on the namespace's channel.
+func TestReplicationNotificationsNamespaces(t *testing.T) {
+	args := []string{"--requirepass", adminPass, "--masterauth", adminPass, "--notify-keyspace-events", "KEA"}
+	p := StartCairn(t, args...)
+	r := startReplica(t, p, args...)
+	cx := ctx(t)
+	pc := p.Client(withPassword(adminPass))
+	must(t, pc.Do(cx, "NAMESPACE", "ADD", "tenant A", "ta").Err())
+	waitCaughtUp(t, pc, r.Client(withPassword(adminPass)))
+	admin := subscribeEvents(t, r.Client(withPassword(adminPass)), "__keyevent@*")
+	tenant := subscribeEvents(t, r.Client(withPassword("ta")), "__keyevent@*")
+	pc.Set(cx, "k", "1", 0)
+	p.Client(withPassword("ta")).Set(cx, "k", "2", 0)
+	p.Client(withPassword("ta")).Del(cx, "k")
+	expectEvents(t, "admin on the replica", admin.until(pc),
+		"__keyevent@0__:set=k", "__keyevent@ns:tenant%20A__:set=k", "__keyevent@ns:tenant%20A__:del=k")
+	expectEvents(t, "tenant on the replica", tenant.until(pc),
+		"__keyevent@ns:tenant%20A__:set=k", "__keyevent@ns:tenant%20A__:del=k")
+}
+
+// 9. PUBLISH on the primary reaches both nodes' subscribers; PUBLISH on
+// the replica only the replica's.
+func TestReplicationPublish(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	waitCaughtUp(t, pc, rc)
+	onPrimary := subscribeEvents(t, p.Client(), "news*")
+	onReplica := subscribeEvents(t, r.Client(), "news*")
+	if n := pc.Publish(cx, "news", "from the primary").Val(); n != 1 {
+		t.Fatalf("PUBLISH on the primary counted %d receivers; want its own subscriber only", n)
+	}
+	if n := rc.Publish(cx, "news.replica", "from the replica").Val(); n != 1 {
+		t.Fatalf("PUBLISH on the replica counted %d receivers", n)
+	}
+	expectEvents(t, "primary subscriber", onPrimary.until(pc), "news=from the primary")
+	got := onReplica.until(pc)
+	sort.Strings(got) // the replica's own PUBLISH races the replicated one
+	expectEvents(t, "replica subscriber", got, "news.replica=from the replica", "news=from the primary")
+}
+
+// 10. WAIT counts the replica that acknowledged the write.
+func TestReplicationWait(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc := p.Client()
+	cx := ctx(t)
+	waitCaughtUp(t, pc, r.Client())
+	must(t, pc.Set(cx, "k", "v", 0).Err())
+	if n, err := pc.Do(cx, "WAIT", "1", "1000").Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 1000: %d, %v", n, err)
+	}
+	if n, err := pc.Do(cx, "WAIT", "2", "100").Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 2 100 with one replica: %d, %v", n, err)
+	}
+	if err := r.Client().Do(cx, "WAIT", "1", "100").Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR WAIT cannot be used with replica instances") {
+		t.Fatalf("WAIT on the replica: %v", err)
+	}
+}
+
+// A replica restarted as a primary takes a new id (its former primary goes
+// on with the old history) and keeps the old one as the previous id: sent
+// back to its primary (REPLICAOF), it resumes partially if it wrote
+// nothing, and full-syncs if it did.
+func TestReplicationReplicaRestartedAsPrimary(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc := p.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "a", 300)
+	waitCaughtUp(t, pc, r.Client())
+	pid := infoOf(pc, "replication")["master_replid"]
+	r.args = r.args[:len(r.args)-2] // no --slaveof from now on
+	for _, write := range []bool{false, true} {
+		r.Stop() // a replica
+		r.Restart()
+		rc := r.Client()
+		info := infoOf(rc, "replication")
+		if info["role"] != "master" || info["master_replid"] == pid || info["master_replid2"] != pid {
+			t.Fatalf("replica restarted as a primary: %v; want a new id and %s as replid2", info, pid)
+		}
+		if write {
+			must(t, rc.Set(cx, "diverged", "1", 0).Err())
+		}
+		full0, partial0 := syncStats(t, pc)
+		must(t, rc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(p.Port)).Err())
+		writeMix(t, pc, "b", 100)
+		waitCaughtUp(t, pc, rc)
+		compareData(t, "back to the primary", pc, rc)
+		full, partial := syncStats(t, pc)
+		if write && (full != full0+1 || partial != partial0) {
+			t.Fatalf("after writing as a primary: sync_full %d -> %d, sync_partial_ok %d -> %d; want a full sync", full0, full, partial0, partial)
+		}
+		if !write && (full != full0 || partial != partial0+1) {
+			t.Fatalf("without writes: sync_full %d -> %d, sync_partial_ok %d -> %d; want a partial resync", full0, full, partial0, partial)
+		}
+	}
+}
+
+// A full sync replaces the replica's history: the replication id it had
+// before must not let anyone continue from it.
+func TestReplicationFullSyncForgetsOldHistory(t *testing.T) {
+	a := StartCairn(t)
+	ac := a.Client()
+	cx := ctx(t)
+	// D follows A for 50 writes, then stops (clean: it keeps A's id).
+	d := startReplica(t, a)
+	writeMix(t, ac, "a", 50)
+	waitCaughtUp(t, ac, d.Client())
+	d.Stop()
+	// B follows A to 1,000 writes and is promoted: A's id becomes its
+	// previous one. Then B follows C, a primary with other data, from a
+	// full sync, and C's history goes past D's offset.
+	b := startReplica(t, a)
+	writeMix(t, ac, "a2", 950)
+	bc := b.Client()
+	waitCaughtUp(t, ac, bc)
+	must(t, bc.Do(cx, "REPLICAOF", "NO", "ONE").Err())
+	c := StartCairn(t)
+	cc := c.Client()
+	writeMix(t, cc, "c", 10)
+	must(t, bc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(c.Port)).Err())
+	waitCaughtUp(t, cc, bc)
+	writeMix(t, cc, "c2", 200)
+	waitCaughtUp(t, cc, bc)
+	// D, pointed at B with A's id and offset, must not continue from
+	// C's batches.
+	d.args = append(d.args[:len(d.args)-2], "--slaveof", "127.0.0.1 "+strconv.Itoa(b.Port))
+	d.Restart()
+	dc := d.Client()
+	waitCaughtUp(t, bc, dc)
+	compareData(t, "D following B", bc, dc)
+}
+
+// A replica that takes no bytes is dropped after repl-timeout; the
+// primary's writes never wait for it, and it resumes partially.
+func TestReplicationStalledReplicaDropped(t *testing.T) {
+	p := StartCairn(t, "--repl-timeout", "1")
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "a", 100)
+	waitCaughtUp(t, pc, rc)
+	full0, partial0 := syncStats(t, pc)
+	signal(t, r, syscall.SIGSTOP)
+	stopped := true
+	defer func() {
+		if stopped {
+			signal(t, r, syscall.SIGCONT)
+		}
+	}()
+	big := strings.Repeat("x", 256<<10)
+	var slowest time.Duration
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; infoOf(pc, "replication")["connected_slaves"] != "0"; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled replica was not dropped")
+		}
+		start := time.Now()
+		must(t, pc.Set(cx, fmt.Sprintf("big:%d", i%20), big, 0).Err())
+		slowest = max(slowest, time.Since(start))
+	}
+	if slowest > 2*time.Second {
+		t.Fatalf("a write took %v while the replica stalled", slowest)
+	}
+	if !strings.Contains(p.Log.String(), "dropping replica") {
+		t.Fatalf("no log line for the dropped replica:\n%s", p.Log.String())
+	}
+	signal(t, r, syscall.SIGCONT)
+	stopped = false
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after the stall", pc, rc)
+	if full, partial := syncStats(t, pc); full != full0 || partial != partial0+1 {
+		t.Fatalf("sync_full %d -> %d, sync_partial_ok %d -> %d; want a partial resync", full0, full, partial0, partial)
+	}
+}
+
+// A replica that was away while retention removed the entries it needs
+// comes back by a full sync.
+func TestReplicationTrimmedLogForcesFullSync(t *testing.T) {
+	p := StartCairn(t, "--repl-log-max-bytes", "1mb")
+	r := startReplica(t, p)
+	pc := p.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "a", 100)
+	waitCaughtUp(t, pc, r.Client())
+	r.Stop()
+	// Segments are 64 MB: write past two of them.
+	big := strings.Repeat("y", 1<<20)
+	pipe := pc.Pipeline()
+	for i := 0; i < 140; i++ {
+		pipe.Set(cx, fmt.Sprintf("big:%d", i%10), fmt.Sprint(i)+big, 0)
+		if i%10 == 9 {
+			if _, err := pipe.Exec(cx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full0, _ := syncStats(t, pc)
+	err0 := stat(t, pc, "stats", "sync_partial_err")
+	r.Restart()
+	rc := r.Client()
+	waitCaughtUp(t, pc, rc)
+	compareData(t, "after a full sync", pc, rc)
+	if full := stat(t, pc, "stats", "sync_full"); full != full0+1 || stat(t, pc, "stats", "sync_partial_err") != err0+1 {
+		t.Fatalf("sync_full %d -> %d, sync_partial_err %d -> %d; want one refused partial and a full sync\n%s",
+			full0, full, err0, stat(t, pc, "stats", "sync_partial_err"), p.Log.String())
+	}
+}
