@@ -41,7 +41,8 @@ var helpOutput io.Writer = os.Stdout
 // line, variable or flag), the option and the value. An unknown directive,
 // flag or stray argument is an error; a Kvrocks option that Cairn does not
 // implement is ignored with a warning, one per occurrence, returned for the
-// caller to log. So is a CAIRN_ variable that names no option.
+// caller to log; so is a CAIRN_ variable naming one. Other CAIRN_
+// variables are not options and are ignored.
 //
 // With -h or --help, Load prints Usage to standard output and returns
 // ErrHelp.
@@ -182,9 +183,9 @@ func envValues(environ []string, below map[string]*value) (map[string]any, []str
 				warnings = append(warnings, fmt.Sprintf("environment variable %s: %q is a Kvrocks option that Cairn does not support; ignored", key, name))
 			} else if strings.HasPrefix(key, EnvName("rocksdb.")) {
 				warnings = append(warnings, fmt.Sprintf("environment variable %s: a Kvrocks rocksdb option that Cairn does not support; ignored", key))
-			} else {
-				warnings = append(warnings, fmt.Sprintf("environment variable %s names no option; ignored", key))
 			}
+			// Other CAIRN_ variables (CAIRN_BIN, CAIRN_DEBUG_FAULTS, ...)
+			// belong to tools and tests, not to the options.
 			continue
 		}
 		parsed, err := parseValue(o, below[o.Name], val)
