@@ -49,10 +49,19 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		w.Error(subscribedModeError(spec.FullName()))
 		return
 	}
-	if spec.Flags&FlagWrite != 0 && e.Repl != nil && e.Repl.IsReplica() {
-		e.Stats.ErrorReplies.Add(1)
-		w.Error(errReadOnly)
-		return
+	if e.Repl != nil && e.Repl.IsReplica() {
+		if spec.Flags&FlagWrite != 0 {
+			e.Stats.ErrorReplies.Add(1)
+			w.Error(errReadOnly)
+			return
+		}
+		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
+			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
+				e.Stats.ErrorReplies.Add(1)
+				w.Error(errMasterDown)
+				return
+			}
+		}
 	}
 	cl.Touch(spec.FullName(), now)
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})

@@ -25,8 +25,13 @@ func init() {
 	)
 }
 
-// errReadOnly is what a replica answers to a write command.
-const errReadOnly = "READONLY You can't write against a read only replica."
+// errReadOnly is what a replica answers to a write command; errMasterDown
+// what it answers to a read while its link is down and
+// slave-serve-stale-data is no.
+const (
+	errReadOnly   = "READONLY You can't write against a read only replica."
+	errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
 
 // cmdPSync hands the connection to the replication feeder: PSYNC <replid>
 // <next offset wanted>.

@@ -135,6 +135,10 @@ var options = []Option{
 		Doc: "Whether a replica refuses write commands from clients.",
 	},
 	{
+		Name: "slave-serve-stale-data", Aliases: []string{"replica-serve-stale-data"}, Kind: KindBool, Default: "yes", Mutable: true,
+		Doc: "Whether a replica whose link to its primary is down (or syncing) still answers reads (no: -MASTERDOWN).",
+	},
+	{
 		Name: "hz", Kind: KindInt, Default: "10", Min: 0, Max: math.MaxInt32, Mutable: true,
 		Doc:   "Active expiry cycles per second; values outside 1..500 are clamped, as Redis does.",
 		check: checkHz,
@@ -220,7 +224,7 @@ var kvrocksOnly = map[string]bool{
 	"repl-namespace-enabled": true, "db-name": true, "backup-dir": true,
 	"log-retention-days": true, "max-backup-to-keep": true, "max-backup-keep-hours": true,
 	"master-use-repl-port": true, "use-rsid-psync": true,
-	"slave-priority": true, "slave-serve-stale-data": true, "slave-empty-db-before-fullsync": true,
+	"slave-priority": true, "slave-empty-db-before-fullsync": true,
 	"replica-announce-ip": true, "replica-announce-port": true,
 	"replication-connect-timeout-ms": true, "replication-recv-timeout-ms": true,
 	"replication-group-sync": true, "replication-no-slowdown": true,

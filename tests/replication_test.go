@@ -918,3 +918,25 @@ func TestReplicationTrimmedLogForcesFullSync(t *testing.T) {
 			full0, full, err0, stat(t, pc, "stats", "sync_partial_err"), p.Log.String())
 	}
 }
+
+// TestReplicationServeStaleData: a replica whose link is down answers
+// reads only while slave-serve-stale-data is yes, as Redis does.
+func TestReplicationServeStaleData(t *testing.T) {
+	nowhere := freePort(t) // nothing listens there
+	r := StartCairn(t, "--slaveof", fmt.Sprintf("127.0.0.1 %d", nowhere), "--slave-serve-stale-data", "no")
+	raw := r.Raw()
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"GET", "k"}, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"SET", "k", "v"}, "-READONLY You can't write against a read only replica.\r\n"},
+		{[]string{"CONFIG", "SET", "replica-serve-stale-data", "yes"}, "+OK\r\n"},
+		{[]string{"GET", "k"}, "$-1\r\n"},
+	} {
+		if got := raw.Do(c.cmd...); got != c.want {
+			t.Errorf("%v: got %q, want %q", c.cmd, got, c.want)
+		}
+	}
+}
