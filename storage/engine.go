@@ -406,16 +406,9 @@ func (e *Engine) ReadMeta(ns string, key []byte) (m Metadata, found bool, err er
 	return e.GetMeta(ns, key)
 }
 
-// scanPrefix calls fn for every record whose key starts with p, in key
-// order, until fn returns false. Slices passed to fn are valid only during
-// the call.
-func (e *Engine) scanPrefix(p []byte, fn func(k, v []byte) bool) error {
-	e.dbMu.RLock()
-	defer e.dbMu.RUnlock()
-	return e.scanPrefixLocked(p, fn)
-}
-
-// scanPrefixLocked is scanPrefix for a caller that holds dbMu.
+// scanPrefixLocked calls fn for every record whose key starts with p, in
+// key order, until fn returns false; the caller holds dbMu (or owns the
+// engine). Slices passed to fn are valid only during the call.
 func (e *Engine) scanPrefixLocked(p []byte, fn func(k, v []byte) bool) error {
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
