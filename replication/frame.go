@@ -72,9 +72,19 @@ func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
 	default:
 		return 0, nil, fmt.Errorf("%w: unknown frame type %q", ErrCorruptStream, h[0])
 	}
-	payload = make([]byte, n)
-	if _, err := io.ReadFull(r, payload); err != nil {
-		return 0, nil, err
+	// Grow the payload as bytes arrive: a corrupt length must not make
+	// the replica allocate what the stream never sends.
+	payload = make([]byte, 0, min(int(n), 64<<10))
+	for len(payload) < int(n) {
+		step := min(int(n)-len(payload), 1<<20)
+		start := len(payload)
+		payload = append(payload, make([]byte, step)...)
+		if _, err := io.ReadFull(r, payload[start:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, err
+		}
 	}
 	crc := crc32.Update(0, crcTable, h[:5])
 	crc = crc32.Update(crc, crcTable, payload)
