@@ -35,6 +35,7 @@ test-e2e:
 bench: deps build
 	./scripts/bench.sh
 	./scripts/bench-pubsub.sh
+	./scripts/bench-replication.sh
 
 STATICCHECK_VERSION := 2026.2.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck

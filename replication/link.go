@@ -285,8 +285,13 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 	}
 }
 
+// ackCoalesce is the shortest interval between two acknowledgements sent
+// for applied batches: under load one ACK covers many batches, and WAIT
+// still learns of a batch within this time.
+const ackCoalesce = 20 * time.Millisecond
+
 // stream applies batches as they arrive and acknowledges the applied
-// offset every heartbeat.
+// offset every heartbeat, and at most every ackCoalesce after batches.
 func (l *link) stream(nc net.Conn, rd *bufio.Reader) error {
 	store := l.n.opts.Store
 	acks := make(chan struct{}, 1)
@@ -295,13 +300,22 @@ func (l *link) stream(nc net.Conn, rd *bufio.Reader) error {
 	go func() {
 		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
+		var last time.Time
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
 			case <-acks:
+				if wait := ackCoalesce - time.Since(last); wait > 0 {
+					select {
+					case <-stop:
+						return
+					case <-time.After(wait):
+					}
+				}
 			}
+			last = time.Now()
 			off := strconv.FormatUint(store.Offset(), 10)
 			msg := fmt.Sprintf("*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n", len(off), off)
 			nc.SetWriteDeadline(time.Now().Add(readTimeout))

@@ -42,13 +42,15 @@ var modes = []struct{ name, desc string }{
 	{"fanout", "one publisher, many subscribers by channel and by pattern: delivered msgs/s and losses"},
 	{"patterns", "one subscriber with many non-matching patterns: PUBLISH/s"},
 	{"stall", "PUBLISH latency with healthy subscribers, then with one that never reads"},
+	{"invalidation", "SETs on a primary at a fixed rate: latency and losses of their set events on a replica"},
+	{"catchup", "a burst of pipelined SETs on a primary: SET/s and the time until the replica's offset catches up"},
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: cairn-bench <mode> [flags]   (cairn-bench <mode> -h lists a mode's flags)")
 	fmt.Fprintln(w, "modes:")
 	for _, m := range modes {
-		fmt.Fprintf(w, "  %-9s %s\n", m.name, m.desc)
+		fmt.Fprintf(w, "  %-12s %s\n", m.name, m.desc)
 	}
 }
 
@@ -86,6 +88,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg := &stallConfig{common: &c}
 		cfg.register(fs)
 		bench = func() (report, error) { return runStall(cfg, stderr) }
+	case "invalidation":
+		cfg := &invalidationConfig{common: &c}
+		cfg.register(fs)
+		bench = func() (report, error) { return runInvalidation(cfg, stderr) }
+	case "catchup":
+		cfg := &catchupConfig{common: &c}
+		cfg.register(fs)
+		bench = func() (report, error) { return runCatchup(cfg, stderr) }
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

@@ -1,0 +1,512 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// invalidationConfig holds the flags of the invalidation mode.
+type invalidationConfig struct {
+	*common
+	replFlags
+	rate, writers, msgs, size int
+	duration                  time.Duration
+	db                        string
+	prefix                    string
+}
+
+func (c *invalidationConfig) register(fs *flag.FlagSet) {
+	c.replFlags.register(fs)
+	fs.IntVar(&c.rate, "rate", 5000, "SET commands per second on the primary, across all writers")
+	fs.IntVar(&c.writers, "writers", 4, "writer connections; each sends one SET at a time and waits for its reply")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to write (at most -msgs SETs)")
+	fs.IntVar(&c.msgs, "msgs", 1_000_000, "the most SET commands to send")
+	fs.IntVar(&c.size, "size", 16, "value size in bytes")
+	fs.StringVar(&c.db, "db", "0", "the <db> of the event channel __keyevent@<db>__:set")
+	fs.StringVar(&c.prefix, "prefix", "cairn-bench:inv:", "key prefix; a random run tag is appended, so every key of a run is new")
+}
+
+func (c *invalidationConfig) validate() error {
+	for _, err := range []error{
+		checkRange("rate", c.rate, 1, 10_000_000),
+		checkRange("writers", c.writers, 1, 10000),
+		checkRange("msgs", c.msgs, 1, 100_000_000),
+		checkRange("size", c.size, 0, 1<<20),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if c.duration <= 0 || c.duration > c.limit {
+		return usageErrorf("-duration %v: want more than 0 and at most -duration-limit %v", c.duration, c.limit)
+	}
+	if c.db == "" || strings.ContainsAny(c.db, "*?[\\") {
+		return usageErrorf("-db %q: want a database name without glob characters", c.db)
+	}
+	return c.resolve(c.common)
+}
+
+// total is the number of SETs a run sends: -rate × -duration, at most
+// -msgs, at least 1.
+func (c *invalidationConfig) total() int {
+	n := int64(float64(c.rate) * c.duration.Seconds())
+	return int(max(min(n, int64(c.msgs)), 1))
+}
+
+// eventTracker matches keyspace events to the SETs that caused them. The
+// SET of index k writes the key prefix+decimal(k); its writer records when
+// the reply came, the subscriber when the first event for the key came and
+// how many came. Each index has one writer and every event one reader, so
+// the slices need no locks; they are read once both have stopped.
+type eventTracker struct {
+	prefix   string
+	channel  string // __keyevent@<db>__:set
+	probeKey string // written before the measured SETs
+	base     time.Time
+
+	replied []bool
+	replyAt []time.Duration // since base
+	eventAt []time.Duration // since base, of the first event
+	events  []int32
+
+	// Counters the subscriber keeps.
+	matched    atomic.Int64 // indices with at least one event
+	probeSeen  atomic.Bool
+	foreign    int64 // set events for keys that are not the run's
+	other      int64 // events on other channels of the pattern
+	unexpected int64 // frames that are not pmessage
+	firstOdd   string
+}
+
+func newEventTracker(prefix, db string, n int) *eventTracker {
+	return &eventTracker{
+		prefix:   prefix,
+		channel:  "__keyevent@" + db + "__:set",
+		probeKey: prefix + "probe",
+		base:     time.Now(),
+		replied:  make([]bool, n),
+		replyAt:  make([]time.Duration, n),
+		eventAt:  make([]time.Duration, n),
+		events:   make([]int32, n),
+	}
+}
+
+func (t *eventTracker) key(k int) string { return t.prefix + strconv.Itoa(k) }
+
+// keyIndex returns k if key is prefix followed by the decimal form of k
+// (no sign, no leading zeros) and k < n.
+func keyIndex(prefix string, key []byte, n int) (int, bool) {
+	if len(key) <= len(prefix) || string(key[:len(prefix)]) != prefix {
+		return 0, false
+	}
+	digits := key[len(prefix):]
+	if len(digits) > 10 || !allDigits(digits) || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	k, err := strconv.Atoi(string(digits))
+	if err != nil || k >= n {
+		return 0, false
+	}
+	return k, true
+}
+
+// pmessage returns the channel and payload of a pmessage frame (a RESP2
+// array or a RESP3 push of "pmessage", pattern, channel, payload).
+func pmessage(v Value) (channel, payload []byte, ok bool) {
+	if (v.Kind != '*' && v.Kind != '>') || len(v.Elems) != 4 || string(v.Elems[0].Str) != "pmessage" {
+		return nil, nil, false
+	}
+	ch, pl := v.Elems[2], v.Elems[3]
+	if ch.Kind != '$' || ch.Null || pl.Kind != '$' || pl.Null {
+		return nil, nil, false
+	}
+	return ch.Str, pl.Str, true
+}
+
+// observe records one frame that arrived at, since base.
+func (t *eventTracker) observe(v Value, at time.Duration) {
+	ch, key, ok := pmessage(v)
+	if !ok {
+		t.unexpected++
+		if t.firstOdd == "" {
+			t.firstOdd = truncate(v.String(), 200)
+		}
+		return
+	}
+	if string(ch) != t.channel {
+		t.other++
+		return
+	}
+	k, ok := keyIndex(t.prefix, key, len(t.events))
+	if !ok {
+		if string(key) == t.probeKey {
+			t.probeSeen.Store(true)
+		} else {
+			t.foreign++
+		}
+		return
+	}
+	if t.events[k] == 0 {
+		t.eventAt[k] = at
+		t.matched.Add(1)
+	}
+	t.events[k]++
+}
+
+// eventStats is the outcome of matching, in microseconds for latencies.
+type eventStats struct {
+	Expected   int64 `json:"events_expected"`
+	Received   int64 `json:"events_received"`
+	Lost       int64 `json:"events_lost"`
+	Duplicates int64 `json:"duplicates"`
+	// Unmatched counts events for the run's keys whose SET got no reply.
+	Unmatched int64 `json:"events_unmatched"`
+	// BeforeReply counts events that arrived before their SET's reply
+	// (a negative latency).
+	BeforeReply int64   `json:"events_before_reply"`
+	P50Micros   float64 `json:"p50_us"`
+	P99Micros   float64 `json:"p99_us"`
+	MaxMicros   float64 `json:"max_us"`
+	MinMicros   float64 `json:"min_us"`
+	MeanMicros  float64 `json:"mean_us"`
+}
+
+// stats matches events to replies. It must be called once the writers and
+// the subscriber have stopped.
+func (t *eventTracker) stats() eventStats {
+	var st eventStats
+	var lat []time.Duration
+	for k, n := range t.events {
+		if n > 1 {
+			st.Duplicates += int64(n - 1)
+		}
+		if !t.replied[k] {
+			if n > 0 {
+				st.Unmatched++
+			}
+			continue
+		}
+		st.Expected++
+		if n == 0 {
+			continue
+		}
+		st.Received++
+		d := t.eventAt[k] - t.replyAt[k]
+		if d < 0 {
+			st.BeforeReply++
+		}
+		lat = append(lat, d)
+	}
+	st.Lost = st.Expected - st.Received
+	if len(lat) == 0 {
+		return st
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	st.P50Micros = us(percentile(lat, 0.50))
+	st.P99Micros = us(percentile(lat, 0.99))
+	st.MaxMicros = us(lat[len(lat)-1])
+	st.MinMicros = us(lat[0])
+	st.MeanMicros = us(sum / time.Duration(len(lat)))
+	return st
+}
+
+// invalidationResult is the summary of an invalidation run.
+type invalidationResult struct {
+	Mode    string `json:"mode"`
+	Primary string `json:"primary"`
+	Replica string `json:"replica"`
+	DB      string `json:"db"`
+	Rate    int    `json:"rate"`
+	Writers int    `json:"writers"`
+	Size    int    `json:"size"`
+	// Planned is -rate × -duration (at most -msgs); Writes the SETs
+	// answered, less if the -duration-limit stopped the run
+	// (StoppedEarly).
+	Planned      int     `json:"planned"`
+	Writes       int64   `json:"writes"`
+	StoppedEarly bool    `json:"stopped_early"`
+	WriteSeconds float64 `json:"write_seconds"`
+	WritesPerSec float64 `json:"writes_per_sec"`
+	// BehindMaxMillis is how late, at worst, a SET was sent after its
+	// scheduled time (the pacing sleeps in ~1 ms steps, so up to about
+	// 1 ms is the timer's and more is a slow reply's).
+	BehindMaxMillis float64 `json:"behind_schedule_max_ms"`
+	SetP50Micros    float64 `json:"set_p50_us"`
+	SetP99Micros    float64 `json:"set_p99_us"`
+
+	eventStats
+	ForeignEvents int64  `json:"foreign_set_events"`
+	OtherEvents   int64  `json:"other_events"`
+	Unexpected    int64  `json:"unexpected_frames"`
+	FirstProblem  string `json:"first_problem,omitempty"`
+}
+
+func (r *invalidationResult) title() string {
+	return fmt.Sprintf("invalidation: SET on primary %s, __keyevent@%s__:set on replica %s: %d/s by %d writers, %d B values",
+		r.Primary, r.DB, r.Replica, r.Rate, r.Writers, r.Size)
+}
+
+func (r *invalidationResult) rows() [][2]string {
+	rows := [][2]string{
+		{"writes", fmt.Sprintf("%s of %s in %.3f s (%s, at worst %.1f ms behind schedule)",
+			fmtInt(r.Writes), fmtInt(int64(r.Planned)), r.WriteSeconds, fmtRate(r.WritesPerSec), r.BehindMaxMillis)},
+		{"SET round trip", fmt.Sprintf("p50 %.0f µs, p99 %.0f µs", r.SetP50Micros, r.SetP99Micros)},
+		{"event latency (reply -> event)", fmt.Sprintf("p50 %.0f µs, p99 %.0f µs, max %.0f µs, min %.0f µs, mean %.0f µs",
+			r.P50Micros, r.P99Micros, r.MaxMicros, r.MinMicros, r.MeanMicros)},
+		{"events before their reply", fmtInt(r.BeforeReply)},
+		{"events", fmt.Sprintf("expected %s, received %s, lost %s, duplicates %s",
+			fmtInt(r.Expected), fmtInt(r.Received), fmtInt(r.Lost), fmtInt(r.Duplicates))},
+	}
+	if r.StoppedEarly {
+		rows = append(rows, [2]string{"stopped early", "the -duration-limit ran out"})
+	}
+	if r.Unmatched > 0 || r.ForeignEvents > 0 || r.OtherEvents > 0 || r.Unexpected > 0 {
+		rows = append(rows, [2]string{"other frames", fmt.Sprintf("%d events for unanswered SETs, %d set events of other keys, %d other events, %d non-pmessage frames",
+			r.Unmatched, r.ForeignEvents, r.OtherEvents, r.Unexpected)})
+	}
+	if r.FirstProblem != "" {
+		rows = append(rows, [2]string{"first problem", r.FirstProblem})
+	}
+	return rows
+}
+
+// runInvalidation runs the invalidation mode: a subscriber on the replica
+// PSUBSCRIBEs to __keyevent@<db>__:*, writers SET new keys on the primary
+// at -rate, and each set event is matched to its SET by key. Progress
+// lines go to progressW.
+func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidationResult, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var tag [4]byte
+	rand.Read(tag[:])
+	n := cfg.total()
+	t := newEventTracker(cfg.prefix+hex.EncodeToString(tag[:])+":", cfg.db, n)
+	start := time.Now()
+	stopAt := start.Add(cfg.limit)
+
+	p, err := dial(cfg.primaryAddr, cfg.timeout, 0)
+	if err != nil {
+		return nil, fmt.Errorf("primary: %w", err)
+	}
+	defer p.close()
+	r, err := dial(cfg.replicaAddr, cfg.timeout, 0)
+	if err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
+	}
+	if _, _, err := checkRoles(&cfg.replFlags, p, r); err != nil {
+		r.close()
+		return nil, err
+	}
+
+	// The subscriber: the replica connection, subscribed.
+	pattern := "__keyevent@" + cfg.db + "__:*"
+	r.wb = AppendCommand(r.wb[:0], "PSUBSCRIBE", pattern)
+	if err := r.write(r.wb); err != nil {
+		r.close()
+		return nil, fmt.Errorf("replica: PSUBSCRIBE: %w", err)
+	}
+	v, err := r.read()
+	if err == nil {
+		err = v.ServerErr()
+	}
+	if err == nil && ((v.Kind != '*' && v.Kind != '>') || len(v.Elems) != 3 || string(v.Elems[0].Str) != "psubscribe") {
+		err = fmt.Errorf("unexpected confirmation %v", truncate(v.String(), 200))
+	}
+	if err != nil {
+		r.close()
+		return nil, fmt.Errorf("replica: PSUBSCRIBE %s: %w", pattern, err)
+	}
+	var subErr error
+	var stopping atomic.Bool
+	subDone := make(chan struct{})
+	r.nc.SetReadDeadline(stopAt.Add(cfg.drain + 2*cfg.timeout))
+	go func() {
+		defer close(subDone)
+		for {
+			v, err := r.rd.ReadFrame()
+			if err != nil {
+				if !stopping.Load() {
+					subErr = err
+				}
+				return
+			}
+			t.observe(v, r.rd.FillTime().Sub(t.base))
+		}
+	}()
+	stopSub := func() {
+		stopping.Store(true)
+		r.close()
+		<-subDone
+	}
+	subStopped := false
+	defer func() {
+		if !subStopped {
+			stopSub()
+		}
+	}()
+
+	// The probe: one write whose event proves the path (replication,
+	// notify-keyspace-events on both nodes, the subscription).
+	if _, err := p.do("SET", t.probeKey, "probe"); err != nil {
+		return nil, fmt.Errorf("primary: probe: %w", err)
+	}
+	probeEnd := time.Now().Add(2 * cfg.timeout)
+	for !t.probeSeen.Load() {
+		select {
+		case <-subDone:
+			return nil, fmt.Errorf("replica: the subscription ended before the probe's event: %v", subErr)
+		default:
+		}
+		if time.Now().After(probeEnd) {
+			return nil, fmt.Errorf("replica %s published no %s event for the probe SET on the primary within %v "+
+				"(is notify-keyspace-events KEA set on the replica, and on a Cairn primary too?)", cfg.replica, t.channel, 2*cfg.timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	writers := make([]*conn, cfg.writers)
+	for i := range writers {
+		if writers[i], err = dial(cfg.primaryAddr, cfg.timeout, 0); err != nil {
+			for _, w := range writers[:i] {
+				w.close()
+			}
+			return nil, fmt.Errorf("writer %d: %w", i, err)
+		}
+	}
+	defer func() {
+		for _, w := range writers {
+			w.close()
+		}
+	}()
+
+	var written atomic.Int64
+	prog := startProgress(progressW, cfg.quiet, "invalidation", func() string {
+		w, m := written.Load(), t.matched.Load()
+		return fmt.Sprintf("SET %s/%s, events %s, awaited %s", fmtInt(w), fmtInt(int64(n)), fmtInt(m), fmtInt(max(w-m, 0)))
+	})
+	defer prog.stop()
+
+	type result struct {
+		rtt    []time.Duration
+		behind time.Duration
+		early  bool
+		err    error
+	}
+	results := make([]result, cfg.writers)
+	value := payload(cfg.size)
+	wstart := time.Now()
+	var wg sync.WaitGroup
+	for i, w := range writers {
+		wg.Go(func() {
+			res := &results[i]
+			res.rtt, res.behind, res.early, res.err = pacedSets(w, t, i, cfg.writers, n, cfg.rate, value, wstart, stopAt, &written)
+		})
+	}
+	wg.Wait()
+	wend := time.Now()
+	res := &invalidationResult{
+		Mode: "invalidation", Primary: cfg.primary, Replica: cfg.replica, DB: cfg.db,
+		Rate: cfg.rate, Writers: cfg.writers, Size: cfg.size, Planned: n,
+	}
+	var rtt []time.Duration
+	for i, w := range results {
+		if w.err != nil {
+			return nil, fmt.Errorf("writer %d: %w", i, w.err)
+		}
+		rtt = append(rtt, w.rtt...)
+		res.StoppedEarly = res.StoppedEarly || w.early
+		res.BehindMaxMillis = max(res.BehindMaxMillis, float64(w.behind)/float64(time.Millisecond))
+	}
+	res.Writes = int64(len(rtt))
+	res.WriteSeconds = wend.Sub(wstart).Seconds()
+	res.WritesPerSec = rate(res.Writes, wend.Sub(wstart))
+	if len(rtt) > 0 {
+		slices.Sort(rtt)
+		res.SetP50Micros = float64(percentile(rtt, 0.50)) / float64(time.Microsecond)
+		res.SetP99Micros = float64(percentile(rtt, 0.99)) / float64(time.Microsecond)
+	}
+
+	// The drain: wait for the awaited events, then a little longer for
+	// duplicates.
+	drainEnd := wend.Add(cfg.drain)
+	for t.matched.Load() < res.Writes && time.Now().Before(drainEnd) {
+		select {
+		case <-subDone:
+			drainEnd = time.Now()
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if t.matched.Load() >= res.Writes {
+		time.Sleep(min(cfg.drain, 200*time.Millisecond))
+	}
+	prog.stop()
+	stopSub()
+	subStopped = true
+
+	res.eventStats = t.stats()
+	res.ForeignEvents, res.OtherEvents, res.Unexpected = t.foreign, t.other, t.unexpected
+	if subErr != nil {
+		res.FirstProblem = fmt.Sprintf("the replica subscription ended: %v", subErr)
+	} else if t.firstOdd != "" {
+		res.FirstProblem = "unexpected frame " + t.firstOdd
+	}
+	return res, nil
+}
+
+// pacedSets sends the SETs of indices id, id+writers, id+2×writers, ...
+// below n on c, one at a time, index k at start + k/rate (Go's timers
+// sleep in steps of about a millisecond, so a writer that wakes late sends
+// the SETs that have come due back to back). It records each reply's
+// arrival in t and returns the round trips, how late the latest SET was
+// sent, and whether stopAt stopped it.
+func pacedSets(c *conn, t *eventTracker, id, writers, n, rate int, value string, start, stopAt time.Time, written *atomic.Int64) ([]time.Duration, time.Duration, bool, error) {
+	rtt := make([]time.Duration, 0, n/writers+1)
+	var behind time.Duration
+	for k := id; k < n; k += writers {
+		target := start.Add(time.Duration(float64(k) * float64(time.Second) / float64(rate)))
+		if d := time.Until(target); d > 0 {
+			time.Sleep(d)
+		}
+		t0 := time.Now()
+		if t0.After(stopAt) {
+			return rtt, behind, true, nil
+		}
+		behind = max(behind, t0.Sub(target))
+		c.wb = AppendCommand(c.wb[:0], "SET", t.key(k), value)
+		if err := c.write(c.wb); err != nil {
+			return rtt, behind, false, fmt.Errorf("SET %s: %w", t.key(k), err)
+		}
+		v, err := c.read()
+		if err != nil {
+			return rtt, behind, false, fmt.Errorf("SET %s: reading the reply: %w", t.key(k), err)
+		}
+		at := c.rd.FillTime()
+		if err := v.ServerErr(); err != nil {
+			return rtt, behind, false, fmt.Errorf("SET: %w", err)
+		}
+		if v.Kind != '+' || string(v.Str) != "OK" {
+			return rtt, behind, false, fmt.Errorf("SET: unexpected reply %v", truncate(v.String(), 200))
+		}
+		t.replied[k] = true
+		t.replyAt[k] = at.Sub(t.base)
+		rtt = append(rtt, at.Sub(t0))
+		written.Add(1)
+	}
+	return rtt, behind, false, nil
+}
