@@ -39,6 +39,9 @@ type Hub struct {
 	// every matching channel starts with), so a publish evaluates only
 	// the patterns whose prefix the channel starts with.
 	byPrefix map[string][]*entry
+	// prefixLens are the distinct lengths of the keys of byPrefix, sorted,
+	// so a publish looks up only prefixes that exist.
+	prefixLens []int
 }
 
 // entry is one channel or pattern with its subscribers.
@@ -135,6 +138,9 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 			h.byKind[k][n] = e
 			if k == KindPattern {
 				e.prefix = string(glob.LiteralPrefix(e.name))
+				if h.byPrefix[e.prefix] == nil {
+					h.addPrefixLen(len(e.prefix))
+				}
 				h.byPrefix[e.prefix] = append(h.byPrefix[e.prefix], e)
 			}
 		}
@@ -222,10 +228,10 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
 		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload}, ns)
 	}
-	if len(h.byPrefix) == 0 {
-		return n
-	}
-	for i := 0; i <= len(channel); i++ {
+	for _, i := range h.prefixLens {
+		if i > len(channel) {
+			break
+		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
 			if glob.Match(e.name, channel, false) {
 				n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload}, ns)
@@ -233,6 +239,29 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 		}
 	}
 	return n
+}
+
+// addPrefixLen records that some prefix of length n is indexed.
+func (h *Hub) addPrefixLen(n int) {
+	i := sort.SearchInts(h.prefixLens, n)
+	if i < len(h.prefixLens) && h.prefixLens[i] == n {
+		return
+	}
+	h.prefixLens = append(h.prefixLens, 0)
+	copy(h.prefixLens[i+1:], h.prefixLens[i:])
+	h.prefixLens[i] = n
+}
+
+// dropPrefixLen forgets length n once no indexed prefix has it.
+func (h *Hub) dropPrefixLen(n int) {
+	for p := range h.byPrefix {
+		if len(p) == n {
+			return
+		}
+	}
+	if i := sort.SearchInts(h.prefixLens, n); i < len(h.prefixLens) && h.prefixLens[i] == n {
+		h.prefixLens = append(h.prefixLens[:i], h.prefixLens[i+1:]...)
+	}
 }
 
 // unindex removes a pattern entry from the prefix index.
@@ -247,6 +276,7 @@ func (h *Hub) unindex(e *entry) {
 	}
 	if len(list) == 0 {
 		delete(h.byPrefix, e.prefix)
+		h.dropPrefixLen(len(e.prefix))
 	} else {
 		h.byPrefix[e.prefix] = list
 	}

@@ -77,7 +77,7 @@ func TestStateIsReleased(t *testing.T) {
 			h.Unsubscribe(r, KindShard, []byte("s"))
 		}
 	}
-	if s := h.Stats(); s != (Stats{}) || len(h.byPrefix) != 0 || len(h.clients) != 0 {
+	if s := h.Stats(); s != (Stats{}) || len(h.byPrefix) != 0 || len(h.prefixLens) != 0 || len(h.clients) != 0 {
 		t.Fatalf("state left behind: %+v, %d prefixes", s, len(h.byPrefix))
 	}
 }
