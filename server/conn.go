@@ -31,6 +31,8 @@ type conn struct {
 	w      *resp.Writer
 	ob     *outbox // nil until the first subscription
 
+	deadlineSet bool // an idle-timeout read deadline is armed
+
 	// subscribed is true while the connection holds a subscription; it
 	// selects the pubsub class of client-output-buffer-limit.
 	subscribed atomic.Bool
@@ -122,8 +124,19 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
-		if timeout := env.Config.Int("timeout"); timeout > 0 && c.r.Buffered() == 0 {
-			c.nc.SetReadDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
+		if c.r.Buffered() == 0 {
+			// The idle timeout spares subscribers, which are idle by
+			// nature, as Redis does; 0 turns it off at once.
+			if timeout := env.Config.Int("timeout"); timeout > 0 && !c.subscribed.Load() {
+				c.nc.SetReadDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
+				c.deadlineSet = true
+			} else if c.deadlineSet {
+				c.nc.SetReadDeadline(time.Time{})
+				c.deadlineSet = false
+				if c.s.closing.Load() {
+					continue // do not lose Stop's interrupt
+				}
+			}
 		}
 		c.r.SetAuthRequired(!c.client.Authed)
 		args, err := c.r.ReadCommand()

@@ -316,13 +316,31 @@ func TestMaxClientsAndIdleTimeout(t *testing.T) {
 	if !third.Closed() {
 		t.Fatal("rejected client left open")
 	}
-	if got := admin.Do("CONFIG", "SET", "maxclients", "100", "timeout", "1"); got != "+OK\r\n" {
+	if got := admin.Do("CONFIG", "SET", "maxclients", "100"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	sub := n.Raw()
+	if got := sub.Do("SUBSCRIBE", "news"); got != "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n" {
+		t.Fatal(got)
+	}
+	if got := admin.Do("CONFIG", "SET", "timeout", "1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	// The subscriber reads a command under the new timeout too.
+	if got := sub.Do("PING"); got != "*2\r\n$4\r\npong\r\n$0\r\n\r\n" {
 		t.Fatal(got)
 	}
 	idle := n.Raw()
 	idle.Do("PING")
 	if !idle.Closed() {
 		t.Fatal("idle client not closed after timeout")
+	}
+	// Subscribers are spared, as in Redis: it outlived the idle client.
+	if got := n.Raw().Do("PUBLISH", "news", "still there"); got != ":1\r\n" {
+		t.Fatalf("PUBLISH to the subscriber: %q", got)
+	}
+	if got := sub.Reply(); got != "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$11\r\nstill there\r\n" {
+		t.Fatalf("subscriber got %q", got)
 	}
 }
 
