@@ -44,6 +44,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/cairnkv/cairn/config"
 )
 
 // Limits that mirror Redis's compile-time and default configuration.
@@ -420,11 +422,20 @@ func (r *Reader) readInline() ([][]byte, error) {
 	if end > 0 && line[end-1] == '\r' {
 		line = line[:end-1]
 	}
-	args, ok := splitArgs(line)
-	if !ok {
+	// Inline requests split like redis.conf lines (Redis uses
+	// sdssplitargs for both), so config's tokenizer serves here too.
+	toks, err := config.Tokenize(string(line))
+	if err != nil {
 		return nil, errUnbalancedQuotes
 	}
 	r.r += end + 1
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	args := make([][]byte, len(toks))
+	for i, t := range toks {
+		args[i] = []byte(t)
+	}
 	return args, nil
 }
 
