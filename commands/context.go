@@ -288,8 +288,19 @@ func (k *keyState) old() *storage.Metadata {
 	return nil
 }
 
-// read returns the state of key in the connection's namespace.
-func (c *Ctx) read(key []byte) (keyState, error) {
+// read returns the state of key in the connection's namespace; on a
+// storage error it replies and returns ok=false.
+func (c *Ctx) read(key []byte) (k keyState, ok bool) {
+	k, err := c.lookup(key)
+	if err != nil {
+		c.storageError(err)
+		return k, false
+	}
+	return k, true
+}
+
+// lookup returns the state of key in the connection's namespace.
+func (c *Ctx) lookup(key []byte) (keyState, error) {
 	get := c.Env.Store.ReadMeta
 	if c.locked {
 		get = c.Env.Store.GetMeta
@@ -305,9 +316,7 @@ func (c *Ctx) read(key []byte) (keyState, error) {
 // error reply and returns ok=false when the key holds another type or
 // cannot be read.
 func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	if k, ok = c.read(key); !ok {
 		return k, false
 	}
 	if k.live && k.m.Type != storage.TypeString {

@@ -57,9 +57,8 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 			continue
 		}
 		seen[string(key)] = true
-		k, err := c.read(key)
-		if err != nil {
-			c.storageError(err)
+		k, ok := c.read(key)
+		if !ok {
 			return
 		}
 		if k.live {
@@ -79,9 +78,8 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 func cmdExists(c *Ctx) {
 	var n int64
 	for _, key := range c.Args[1:] {
-		k, err := c.read(key)
-		if err != nil {
-			c.storageError(err)
+		k, ok := c.read(key)
+		if !ok {
 			return
 		}
 		if k.live {
@@ -145,9 +143,8 @@ func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(key)
+	if !ok {
 		return
 	}
 	if !k.live {
@@ -159,15 +156,14 @@ func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 		c.W.Int(0)
 		return
 	}
-	b := c.Env.Store.NewBatch(c.logData(k.m.Type, cmd))
 	if when <= c.nowMs() {
-		b.DeleteKey(c.ns(), key, k.m)
+		ok = c.deleteKey(cmd, key, &k)
 	} else {
 		m := k.m
 		m.ExpireAt = when
-		b.PutMeta(c.ns(), key, k.old(), m)
+		ok = c.putKey(cmd, key, &k, m)
 	}
-	if c.commit(b) {
+	if ok {
 		c.W.Int(1)
 	}
 }
@@ -178,9 +174,8 @@ func cmdExpireTime(c *Ctx)  { ttlGeneric(c, false, true) }
 func cmdPExpireTime(c *Ctx) { ttlGeneric(c, true, true) }
 
 func ttlGeneric(c *Ctx, ms, abs bool) {
-	k, err := c.read(c.Args[1])
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(c.Args[1])
+	if !ok {
 		return
 	}
 	switch {
@@ -206,9 +201,8 @@ func cmdPersist(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(key)
+	if !ok {
 		return
 	}
 	if !k.live || k.m.ExpireAt == 0 {
@@ -217,17 +211,14 @@ func cmdPersist(c *Ctx) {
 	}
 	m := k.m
 	m.ExpireAt = 0
-	b := c.Env.Store.NewBatch(c.logData(k.m.Type, storage.CmdPersist))
-	b.PutMeta(c.ns(), key, k.old(), m)
-	if c.commit(b) {
+	if c.putKey(storage.CmdPersist, key, &k, m) {
 		c.W.Int(1)
 	}
 }
 
 func cmdType(c *Ctx) {
-	k, err := c.read(c.Args[1])
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(c.Args[1])
+	if !ok {
 		return
 	}
 	if !k.live {
@@ -244,9 +235,8 @@ func renameGeneric(c *Ctx, nx bool) {
 	src, dst := c.Args[1], c.Args[2]
 	unlock := c.lock(src, dst)
 	defer unlock()
-	s, err := c.read(src)
-	if err != nil {
-		c.storageError(err)
+	s, ok := c.read(src)
+	if !ok {
 		return
 	}
 	if !s.live {
@@ -261,9 +251,8 @@ func renameGeneric(c *Ctx, nx bool) {
 		}
 		return
 	}
-	d, err := c.read(dst)
-	if err != nil {
-		c.storageError(err)
+	d, ok := c.read(dst)
+	if !ok {
 		return
 	}
 	if nx && d.live {
@@ -324,18 +313,16 @@ func cmdCopy(c *Ctx) {
 	}
 	unlock := c.lock(src, dst)
 	defer unlock()
-	s, err := c.read(src)
-	if err != nil {
-		c.storageError(err)
+	s, ok := c.read(src)
+	if !ok {
 		return
 	}
 	if !s.live {
 		c.W.Int(0)
 		return
 	}
-	d, err := c.read(dst)
-	if err != nil {
-		c.storageError(err)
+	d, ok := c.read(dst)
+	if !ok {
 		return
 	}
 	if d.live && !replace {

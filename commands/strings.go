@@ -127,25 +127,17 @@ func cmdSet(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(key)
+	if !ok {
 		return
 	}
 	if o.get && k.live && k.m.Type != storage.TypeString {
 		c.W.Error(errWrongType)
 		return
 	}
-	replyOld := func() {
-		if k.live {
-			c.W.Bulk(k.m.Value)
-		} else {
-			c.W.NullBulk()
-		}
-	}
 	if (o.nx && k.live) || (o.xx && !k.live) {
 		if o.get {
-			replyOld()
+			c.replyValue(&k)
 		} else {
 			c.W.NullBulk()
 		}
@@ -155,20 +147,44 @@ func cmdSet(c *Ctx) {
 	if o.keepTTL && k.live {
 		m.ExpireAt = k.m.ExpireAt
 	}
-	if !c.putString(storage.CmdSet, key, &k, m) {
+	if !c.putKey(storage.CmdSet, key, &k, m) {
 		return
 	}
 	if o.get {
-		replyOld()
+		c.replyValue(&k)
 	} else {
 		c.W.OK()
 	}
 }
 
-// putString commits one string write of cmd and reports success.
-func (c *Ctx) putString(cmd storage.Command, key []byte, k *keyState, m storage.Metadata) bool {
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, cmd))
+// replyValue replies with the string value a key held, or a null when it
+// did not exist.
+func (c *Ctx) replyValue(k *keyState) {
+	if k.live {
+		c.W.Bulk(k.m.Value)
+	} else {
+		c.W.NullBulk()
+	}
+}
+
+// putKey commits cmd's write of m as key's metadata (k is the key's state
+// as read under its lock), records the command's event for key, and
+// reports success. Every single-key write goes through it or deleteKey.
+func (c *Ctx) putKey(cmd storage.Command, key []byte, k *keyState, m storage.Metadata) bool {
+	b := c.Env.Store.NewBatch(c.logData(m.Type, cmd))
 	b.PutMeta(c.ns(), key, k.old(), m)
+	if !c.commit(b) {
+		return false
+	}
+	c.written(cmd, key)
+	return true
+}
+
+// deleteKey commits cmd's deletion of the live key, records the command's
+// event for key, and reports success.
+func (c *Ctx) deleteKey(cmd storage.Command, key []byte, k *keyState) bool {
+	b := c.Env.Store.NewBatch(c.logData(k.m.Type, cmd))
+	b.DeleteKey(c.ns(), key, k.m)
 	if !c.commit(b) {
 		return false
 	}
@@ -180,16 +196,15 @@ func cmdSetNX(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(key)
+	if !ok {
 		return
 	}
 	if k.live {
 		c.W.Int(0)
 		return
 	}
-	if c.putString(storage.CmdSetNX, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+	if c.putKey(storage.CmdSetNX, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
 		c.W.Int(1)
 	}
 }
@@ -205,12 +220,11 @@ func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, err := c.read(key)
-	if err != nil {
-		c.storageError(err)
+	k, ok := c.read(key)
+	if !ok {
 		return
 	}
-	if c.putString(cmd, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[3], ExpireAt: expire}) {
+	if c.putKey(cmd, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[3], ExpireAt: expire}) {
 		c.W.OK()
 	}
 }
@@ -218,7 +232,7 @@ func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
 func cmdMGet(c *Ctx) {
 	c.W.Array(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
-		k, err := c.read(key)
+		k, err := c.lookup(key)
 		if err != nil || !k.live || k.m.Type != storage.TypeString {
 			if err != nil {
 				c.Env.Log.Error("storage error", "command", "mget", "error", err)
@@ -243,9 +257,8 @@ func msetGeneric(c *Ctx, nx bool) {
 	defer unlock()
 	states := make([]keyState, len(keys))
 	for i, key := range keys {
-		k, err := c.read(key)
-		if err != nil {
-			c.storageError(err)
+		k, ok := c.read(key)
+		if !ok {
 			return
 		}
 		if nx && k.live {
@@ -289,13 +302,8 @@ func cmdGetSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	if !c.putString(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
-		return
-	}
-	if k.live {
-		c.W.Bulk(k.m.Value)
-	} else {
-		c.W.NullBulk()
+	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+		c.replyValue(&k)
 	}
 }
 
@@ -311,9 +319,7 @@ func cmdGetDel(c *Ctx) {
 		c.W.NullBulk()
 		return
 	}
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, storage.CmdGetDel))
-	b.DeleteKey(c.ns(), key, k.m)
-	if c.commit(b) {
+	if c.deleteKey(storage.CmdGetDel, key, &k) {
 		c.W.Bulk(k.m.Value)
 	}
 }
@@ -344,15 +350,13 @@ func cmdGetEx(c *Ctx) {
 	}
 	switch {
 	case o.unit != "" && expire <= c.nowMs():
-		b := c.Env.Store.NewBatch(c.logData(storage.TypeString, storage.CmdGetEx))
-		b.DeleteKey(c.ns(), key, k.m)
-		if !c.commit(b) {
+		if !c.deleteKey(storage.CmdGetEx, key, &k) {
 			return
 		}
 	case o.unit != "" || (o.persist && k.m.ExpireAt != 0):
 		m := k.m
 		m.ExpireAt = expire
-		if !c.putString(storage.CmdGetEx, key, &k, m) {
+		if !c.putKey(storage.CmdGetEx, key, &k, m) {
 			return
 		}
 	}
@@ -381,7 +385,7 @@ func cmdAppend(c *Ctx) {
 	} else {
 		m.Value = c.Args[2]
 	}
-	if c.putString(storage.CmdAppend, key, &k, m) {
+	if c.putKey(storage.CmdAppend, key, &k, m) {
 		c.W.Int(int64(len(m.Value)))
 	}
 }
@@ -438,7 +442,7 @@ func cmdSetRange(c *Ctx) {
 	copy(buf, cur)
 	copy(buf[offset:], val)
 	m.Value = buf
-	if c.putString(storage.CmdSetRange, key, &k, m) {
+	if c.putKey(storage.CmdSetRange, key, &k, m) {
 		c.W.Int(n)
 	}
 }
@@ -524,7 +528,7 @@ func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 	}
 	cur += delta
 	m.Value = appendInt(nil, cur)
-	if c.putString(cmd, key, &k, m) {
+	if c.putKey(cmd, key, &k, m) {
 		c.W.Int(cur)
 	}
 }
@@ -558,7 +562,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	m.Value = formatLongDouble(sum)
-	if c.putString(storage.CmdIncrByFloat, key, &k, m) {
+	if c.putKey(storage.CmdIncrByFloat, key, &k, m) {
 		c.W.Bulk(m.Value)
 	}
 }
