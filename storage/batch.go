@@ -13,9 +13,7 @@ import (
 // replication offset and key-count records. A Batch is owned by the
 // goroutine that created it and is spent by Commit, whatever its result.
 type Batch struct {
-	e      *Engine
 	b      *pebble.Batch
-	log    LogData
 	deltas map[string]KeyCount // key-count change per namespace
 	flush  []string            // namespaces whose count resets to zero
 	nsSet  map[string]string
@@ -28,20 +26,16 @@ type Batch struct {
 type rowUpdate struct{ k, v []byte }
 
 // NewBatch starts a batch whose first record is the LogData l.
-func (e *Engine) NewBatch(l LogData) *Batch {
+func (e *Engine) NewBatch(l LogData) *Batch { return e.NewRawBatch(l.Encode()) }
+
+// NewRawBatch starts a batch whose first record is the given encoded
+// LogData (for records with payloads, such as EncodePublish's).
+func (e *Engine) NewRawBatch(logData []byte) *Batch {
 	e.dbMu.RLock()
-	b := &Batch{e: e, b: e.db.NewBatch(), log: l}
+	b := &Batch{b: e.db.NewBatch()}
 	e.dbMu.RUnlock()
-	_ = b.b.LogData(l.Encode(), nil)
+	_ = b.b.LogData(logData, nil)
 	return b
-}
-
-// LogData returns the command context the batch began with.
-func (b *Batch) LogData() LogData { return b.log }
-
-// Empty reports whether the batch holds no data records yet.
-func (b *Batch) Empty() bool {
-	return b.b.Count() == 0 && len(b.flush) == 0
 }
 
 func (b *Batch) addDelta(ns string, keys, expires int64) {
@@ -178,7 +172,7 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 		e.rows.put(r.k, r.v)
 	}
 	e.applyCounts(newCounts)
-	e.applyNamespaces(b)
+	e.applyNamespaces(b.nsSet, b.nsDel)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}
@@ -243,15 +237,16 @@ func (e *Engine) applyCounts(c map[string]KeyCount) {
 	e.countsMu.Unlock()
 }
 
-func (e *Engine) applyNamespaces(b *Batch) {
-	if len(b.nsSet) == 0 && len(b.nsDel) == 0 {
+// applyNamespaces updates the in-memory namespace table after a commit.
+func (e *Engine) applyNamespaces(set map[string]string, del []string) {
+	if len(set) == 0 && len(del) == 0 {
 		return
 	}
 	e.nsMu.Lock()
-	for _, ns := range b.nsDel {
+	for _, ns := range del {
 		delete(e.namespaces, ns)
 	}
-	for ns, t := range b.nsSet {
+	for ns, t := range set {
 		e.namespaces[ns] = t
 	}
 	e.nsMu.Unlock()

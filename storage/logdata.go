@@ -130,14 +130,3 @@ func DecodePublish(b []byte) (channel, message []byte, err error) {
 	}
 	return rest[:n], rest[n:], nil
 }
-
-// NewRawBatch starts a batch whose first record is the given encoded
-// LogData (for records with payloads, such as EncodePublish's).
-func (e *Engine) NewRawBatch(logData []byte) *Batch {
-	e.dbMu.RLock()
-	b := &Batch{e: e, b: e.db.NewBatch()}
-	e.dbMu.RUnlock()
-	_ = b.b.LogData(logData, nil)
-	b.log, _ = DecodeLogData(logData)
-	return b
-}

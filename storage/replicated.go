@@ -209,7 +209,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.rows.put(r.k, r.v)
 	}
 	e.applyCounts(counts)
-	e.applyNamespaces(&Batch{nsSet: nsSet, nsDel: nsDel})
+	e.applyNamespaces(nsSet, nsDel)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}
