@@ -136,6 +136,13 @@ type Client struct {
 	// subs is the number of subscriptions held; only the connection's
 	// goroutine touches it.
 	subs int
+	// multi is the open transaction (nil outside MULTI) and watched the
+	// keys WATCHed; only the connection's goroutine touches them.
+	multi   *multiState
+	watched []watchedKey
+	// watchTouched is set by any goroutine committing a write to a
+	// watched key.
+	watchTouched atomic.Bool
 
 	mu       sync.Mutex
 	name     string
@@ -213,6 +220,7 @@ type ClientRegistry struct {
 	mu      sync.Mutex
 	clients map[int64]*Client
 	nextID  atomic.Int64
+	watches watchTable
 }
 
 // NewClientRegistry returns an empty registry.
@@ -224,8 +232,13 @@ func (r *ClientRegistry) NextID() int64 { return r.nextID.Add(1) }
 // Add registers c.
 func (r *ClientRegistry) Add(c *Client) { r.mu.Lock(); r.clients[c.ID] = c; r.mu.Unlock() }
 
-// Remove forgets c.
-func (r *ClientRegistry) Remove(c *Client) { r.mu.Lock(); delete(r.clients, c.ID); r.mu.Unlock() }
+// Remove forgets c and the keys it watches.
+func (r *ClientRegistry) Remove(c *Client) {
+	r.mu.Lock()
+	delete(r.clients, c.ID)
+	r.mu.Unlock()
+	r.unwatch(c)
+}
 
 // Len returns the number of connected clients.
 func (r *ClientRegistry) Len() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.clients) }
@@ -255,7 +268,9 @@ type Ctx struct {
 	Now time.Time
 
 	locked bool           // the command holds its key locks
-	events []notify.Event // events of the committed write, not yet published
+	events []notify.Event // events of committed writes, not yet published
+	staged []notify.Event // events of the batch being built
+	txn    *txnBatch      // set while EXEC runs the queued commands
 }
 
 // nowMs returns the command time in Unix milliseconds.
@@ -299,8 +314,18 @@ func (c *Ctx) read(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
-// lookup returns the state of key in the connection's namespace.
+// lookup returns the state of key in the connection's namespace. On a
+// primary, a key found logically expired is reclaimed first, as Redis's
+// lookups do: it is deleted with an "expired" event and reported missing.
 func (c *Ctx) lookup(key []byte) (keyState, error) {
+	if c.txn != nil {
+		if st, ok := c.txn.get(c.ns(), key); ok {
+			return keyState{m: st.m, raw: st.exists, live: st.exists && !st.m.Expired(c.nowMs())}, nil
+		}
+		if c.txn.flushed {
+			return keyState{}, nil
+		}
+	}
 	get := c.Env.Store.ReadMeta
 	if c.locked {
 		get = c.Env.Store.GetMeta
@@ -309,7 +334,54 @@ func (c *Ctx) lookup(key []byte) (keyState, error) {
 	if err != nil {
 		return keyState{}, err
 	}
-	return keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}, nil
+	k := keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}
+	if k.raw && !k.live && c.reclaims() {
+		return c.reclaim(key, k)
+	}
+	return k, nil
+}
+
+// reclaims reports whether this node deletes expired keys it meets: only
+// a primary does; a replica hides them and waits for the primary's delete.
+func (c *Ctx) reclaims() bool { return c.Env.Repl == nil || !c.Env.Repl.IsReplica() }
+
+// reclaim deletes the expired key k and publishes "expired" for it. A
+// command holding the key's lock reclaims in its own commit (and inside
+// EXEC in the transaction's batch); a lock-free read takes the lock and
+// re-reads first.
+func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
+	if !c.locked {
+		unlock := c.Env.Store.Locks.Lock(c.ns(), key)
+		defer unlock()
+		m, found, err := c.Env.Store.GetMeta(c.ns(), key)
+		if err != nil {
+			return keyState{}, err
+		}
+		if k = (keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}); !k.raw || k.live {
+			return k, nil
+		}
+	}
+	saved := c.staged // a command's own staged events wait for its own batch
+	if c.txn == nil {
+		c.staged = nil
+	}
+	b := c.newBatch(k.m.Type, storage.CmdExpired)
+	c.del(b, key, &k, notify.CodeExpired)
+	if c.txn == nil {
+		_, err := c.Env.Store.Commit(b)
+		if err == nil {
+			c.events = append(c.events, c.staged...)
+		}
+		c.staged = saved
+		if err != nil {
+			return keyState{}, err
+		}
+	}
+	c.Env.Stats.ExpiredKeys.Add(1)
+	if !c.locked {
+		c.publishEvents()
+	}
+	return keyState{}, nil
 }
 
 // readString returns a live string key. It writes a WRONGTYPE or storage
@@ -326,20 +398,45 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
-// commit commits b and reports success, writing an error reply on failure.
+// commit commits b and reports success, writing an error reply on
+// failure. The events staged for b become due for publication; a failed
+// commit drops them. Inside EXEC the transaction's batch is committed by
+// EXEC, after its last command.
 func (c *Ctx) commit(b *storage.Batch) bool {
+	if c.txn != nil && b == c.txn.b {
+		return true
+	}
 	if _, err := c.Env.Store.Commit(b); err != nil {
+		c.staged = c.staged[:0]
 		c.storageError(err)
 		return false
 	}
 	c.Env.Faults.afterCommit()
+	c.events = append(c.events, c.staged...)
+	c.staged = c.staged[:0]
 	return true
 }
 
 // lock takes the locks of keys in the connection's namespace for the rest
 // of the command; reads then go through the lock-holder's path.
 func (c *Ctx) lock(keys ...[]byte) func() {
-	unlock := c.Env.Store.Locks.Lock(c.ns(), keys...)
+	if c.txn != nil {
+		return func() {} // EXEC holds every key's lock
+	}
+	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
+}
+
+// lockAll takes every key lock (FLUSHDB, FLUSHALL), like lock.
+func (c *Ctx) lockAll() func() {
+	if c.txn != nil {
+		return func() {}
+	}
+	return c.holdLocks(c.Env.Store.Locks.LockAll())
+}
+
+// holdLocks marks the command as holding its locks and returns the function
+// that publishes its committed events and releases them.
+func (c *Ctx) holdLocks(unlock func()) func() {
 	c.locked = true
 	return func() {
 		c.publishEvents()

@@ -14,56 +14,65 @@ import (
 func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	now := time.Now()
 	e.Stats.Commands.Add(1)
+	// reject replies with a refusal; inside MULTI it also dooms the
+	// transaction, as Redis's flagTransaction does.
+	reject := func(msg string) {
+		e.Stats.ErrorReplies.Add(1)
+		if cl.multi != nil {
+			cl.multi.dirty = true
+		}
+		w.Error(msg)
+	}
 	spec := Lookup(args[0])
 	if spec == nil {
-		e.Stats.ErrorReplies.Add(1)
-		w.Error(unknownCommand(args))
+		reject(unknownCommand(args))
 		return
 	}
 	if !spec.ArityOK(len(args)) {
-		e.Stats.ErrorReplies.Add(1)
-		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
+		reject(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
 		return
 	}
 	if spec.Subcommands != nil && (len(args) > 1 || spec.Handler == nil) {
 		sub := spec.Subcommands[strings.ToLower(string(args[1]))]
 		if sub == nil {
-			e.Stats.ErrorReplies.Add(1)
-			w.Error(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(args[1], 128), strings.ToUpper(spec.Name)))
+			reject(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(args[1], 128), strings.ToUpper(spec.Name)))
 			return
 		}
 		if !sub.ArityOK(len(args)) {
-			e.Stats.ErrorReplies.Add(1)
-			w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.FullName()))
+			reject(fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.FullName()))
 			return
 		}
 		spec = sub
 	}
 	if !cl.Authed && spec.Flags&FlagNoAuth == 0 {
-		e.Stats.ErrorReplies.Add(1)
-		w.Error(errNoAuth)
+		reject(errNoAuth)
+		return
+	}
+	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
+		reject("ERR Command not allowed inside a transaction")
 		return
 	}
 	if cl.subs > 0 && cl.Proto() == 2 && !subscribedModeAllowed[spec.parentName()] {
-		e.Stats.ErrorReplies.Add(1)
-		w.Error(subscribedModeError(spec.FullName()))
+		reject(subscribedModeError(spec.FullName()))
 		return
 	}
 	if e.Repl != nil && e.Repl.IsReplica() {
 		if spec.Flags&FlagWrite != 0 {
-			e.Stats.ErrorReplies.Add(1)
-			w.Error(errReadOnly)
+			reject(errReadOnly)
 			return
 		}
 		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
 			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
-				e.Stats.ErrorReplies.Add(1)
-				w.Error(errMasterDown)
+				reject(errMasterDown)
 				return
 			}
 		}
 	}
 	cl.Touch(spec.FullName(), now)
+	if cl.multi != nil && !immediateInMulti[spec.parentName()] {
+		cl.multi.queue(spec, args, w)
+		return
+	}
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})
 }
 

@@ -5,48 +5,133 @@ import (
 	"github.com/cairnkv/cairn/storage"
 )
 
-// commandEvent is the keyspace event a command publishes for each key it
-// writes.
-type commandEvent struct {
-	class notify.Flags
-	name  string
-}
+// Keyspace events follow one path. A command builds its batch with
+// newBatch, which writes the LogData context; put and del add each key's
+// record preceded by an events record naming what Redis publishes for it
+// (only the classes this node's notify-keyspace-events enables at write
+// time, so replicas can reconstruct them); the events are staged on the
+// Ctx and move to the publish list when the batch commits; they are
+// published in order when the command releases its key locks, after the
+// commit and before anyone else can write those keys. A failed commit
+// publishes nothing. Inside EXEC the transaction's batch collects every
+// command's records and its events wait for the transaction's commit.
 
-// commandEvents lists the commands that publish keyspace events. The
-// proposal's first step covers the literal SET and DEL commands only;
-// every other write publishes nothing rather than a wrong event name.
-var commandEvents = map[storage.Command]commandEvent{
-	storage.CmdSet: {notify.String, "set"},
-	storage.CmdDel: {notify.Generic, "del"},
-}
+// eventClasses are the flags that enable some event; K and E only select
+// channels.
+const eventClasses = ^(notify.Keyspace | notify.Keyevent)
 
-// logData returns the LogData a batch of cmd begins with: its type and
-// command code, and the notify bit when the command's event class is on in
-// this node's notify-keyspace-events at write time (K and E do not matter:
-// a primary that only ships context to its replicas still sets it).
-func (c *Ctx) logData(t storage.Type, cmd storage.Command) storage.LogData {
+// newBatch returns the batch a write of cmd adds its records to, after its
+// LogData context: a fresh one, or inside EXEC the transaction's. The
+// notify bit is set when any event class is on at write time.
+func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 	l := storage.LogData{Type: t, Cmd: cmd}
-	if ev, ok := commandEvents[cmd]; ok && c.Env.Notify != nil && c.Env.Notify.ClassEnabled(ev.class) {
+	if c.Env.Notify != nil && c.Env.Notify.Flags()&eventClasses != 0 {
 		l.Flags |= storage.LogFlagNotify
 	}
-	return l
+	if c.txn != nil {
+		c.txn.b.LogData(l.Encode())
+		return c.txn.b
+	}
+	return c.Env.Store.NewBatch(l)
 }
 
-// written records that the running command's committed batch wrote key;
-// the event (if cmd has one) is published when the command releases its
-// key locks, after the commit and before anyone else can write the key.
-func (c *Ctx) written(cmd storage.Command, key []byte) {
-	ev, ok := commandEvents[cmd]
-	if !ok || c.Env.Notify == nil {
+// put adds m as key's new metadata to b with the events the write
+// publishes for key: "new" first when the key did not exist, then codes.
+// k is the key's state as read under its lock.
+func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) {
+	var buf [4]notify.Code
+	all := buf[:0]
+	if !k.live {
+		all = append(all, notify.CodeNew)
+	}
+	c.stage(b, key, append(all, codes...))
+	b.PutMeta(c.ns(), key, k.old(), m)
+	if c.txn != nil {
+		c.txn.put(c.ns(), key, m)
+	}
+}
+
+// del adds the deletion of key (k: its state as read under its lock) to b
+// with the events it publishes.
+func (c *Ctx) del(b *storage.Batch, key []byte, k *keyState, codes ...notify.Code) {
+	c.stage(b, key, codes)
+	b.DeleteKey(c.ns(), key, k.m)
+	if c.txn != nil {
+		c.txn.del(c.ns(), key)
+	}
+}
+
+// flush adds the removal of every key of ns to b.
+func (c *Ctx) flush(b *storage.Batch, ns string) {
+	b.FlushNamespace(ns)
+	if c.txn != nil {
+		c.txn.flush()
+	}
+}
+
+// stage records key's events for publication once b commits and writes
+// the events record of the enabled ones before key's record.
+func (c *Ctx) stage(b *storage.Batch, key []byte, codes []notify.Code) {
+	if c.Env.Notify == nil || len(codes) == 0 {
 		return
 	}
-	c.events = append(c.events, notify.Event{Class: ev.class, Name: ev.name, Namespace: c.ns(), Key: key})
+	f := c.Env.Notify.Flags()
+	var buf [4]notify.Code
+	enabled := buf[:0]
+	for _, code := range codes {
+		c.staged = append(c.staged, code.Event(c.ns(), key))
+		if f&code.Class() != 0 {
+			enabled = append(enabled, code)
+		}
+	}
+	if len(enabled) > 0 {
+		b.LogData(notify.EncodeRecordEvents(enabled))
+	}
 }
 
-// publishEvents emits the recorded events in order, exactly once.
+// miss publishes "keymiss" for a read of a missing key. It is a read
+// event of this node's clients: never written to a batch or replicated.
+func (c *Ctx) miss(key []byte) {
+	if c.Env.Notify == nil || c.Env.Notify.Flags()&notify.KeyMiss == 0 {
+		return
+	}
+	ev := notify.CodeKeyMiss.Event(c.ns(), key)
+	switch {
+	case c.txn != nil:
+		c.staged = append(c.staged, ev) // in command order with the writes
+	case c.locked:
+		c.events = append(c.events, ev)
+	default:
+		c.Env.Notify.Emit(ev)
+	}
+}
+
+// publishEvents emits the committed events in order, exactly once.
 func (c *Ctx) publishEvents() {
 	for _, ev := range c.events {
 		c.Env.Notify.Emit(ev)
 	}
 	c.events = c.events[:0]
+}
+
+// ExpireSlice runs one slice of the active expiry cycle (a primary's
+// server calls it): up to limit expired keys are deleted, each publishing
+// "expired" after its commit and carrying it to replicas when the class is
+// on at write time. It returns storage.Engine.ExpireSlice's results.
+func (e *Env) ExpireSlice(nowMs int64, limit int) (deleted int, more bool, err error) {
+	var ev *storage.ExpireEvents
+	if e.Notify != nil {
+		ev = &storage.ExpireEvents{
+			Record: func() []byte {
+				if e.Notify.Flags()&notify.Expired == 0 {
+					return nil
+				}
+				return notify.EncodeRecordEvents([]notify.Code{notify.CodeExpired})
+			},
+			Deleted: func(ns string, key []byte) { e.Notify.Emit(notify.CodeExpired.Event(ns, key)) },
+		}
+	}
+	deleted, more, err = e.Store.ExpireSlice(nowMs, limit, ev)
+	e.Stats.ExpiredKeys.Add(int64(deleted))
+	return deleted, more, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -43,15 +44,16 @@ func init() {
 func cmdDel(c *Ctx)    { delGeneric(c, storage.CmdDel) }
 func cmdUnlink(c *Ctx) { delGeneric(c, storage.CmdUnlink) }
 
-// delGeneric deletes the live keys among the arguments. Expired keys are
-// left to the expiry cycle, so the batch holds only what DEL counts.
+// delGeneric deletes the live keys among the arguments, publishing "del"
+// for each. An expired key is reclaimed as it is read, publishing
+// "expired", and does not count.
 func delGeneric(c *Ctx, cmd storage.Command) {
 	keys := c.Args[1:]
 	unlock := c.lock(keys...)
 	defer unlock()
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, cmd))
 	seen := make(map[string]bool, len(keys))
-	var deleted [][]byte
+	var b *storage.Batch
+	deleted := 0
 	for _, key := range keys {
 		if seen[string(key)] {
 			continue
@@ -62,17 +64,17 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 			return
 		}
 		if k.live {
-			b.DeleteKey(c.ns(), key, k.m)
-			deleted = append(deleted, key)
+			if b == nil {
+				b = c.newBatch(storage.TypeNone, cmd)
+			}
+			c.del(b, key, &k, notify.CodeDel)
+			deleted++
 		}
 	}
-	if len(deleted) > 0 && !c.commit(b) {
+	if b != nil && !c.commit(b) {
 		return
 	}
-	for _, key := range deleted {
-		c.written(cmd, key)
-	}
-	c.W.Int(int64(len(deleted)))
+	c.W.Int(int64(deleted))
 }
 
 func cmdExists(c *Ctx) {
@@ -84,6 +86,8 @@ func cmdExists(c *Ctx) {
 		}
 		if k.live {
 			n++
+		} else {
+			c.miss(key)
 		}
 	}
 	c.W.Int(n)
@@ -157,11 +161,11 @@ func expireGeneric(c *Ctx, base int64, seconds bool, cmd storage.Command) {
 		return
 	}
 	if when <= c.nowMs() {
-		ok = c.deleteKey(cmd, key, &k)
+		ok = c.deleteKey(cmd, key, &k, notify.CodeDel)
 	} else {
 		m := k.m
 		m.ExpireAt = when
-		ok = c.putKey(cmd, key, &k, m)
+		ok = c.putKey(cmd, key, &k, m, notify.CodeExpire)
 	}
 	if ok {
 		c.W.Int(1)
@@ -180,6 +184,7 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 	}
 	switch {
 	case !k.live:
+		c.miss(c.Args[1])
 		c.W.Int(-2)
 	case k.m.ExpireAt == 0:
 		c.W.Int(-1)
@@ -211,7 +216,7 @@ func cmdPersist(c *Ctx) {
 	}
 	m := k.m
 	m.ExpireAt = 0
-	if c.putKey(storage.CmdPersist, key, &k, m) {
+	if c.putKey(storage.CmdPersist, key, &k, m, notify.CodePersist) {
 		c.W.Int(1)
 	}
 }
@@ -222,6 +227,7 @@ func cmdType(c *Ctx) {
 		return
 	}
 	if !k.live {
+		c.miss(c.Args[1])
 		c.W.SimpleString("none")
 		return
 	}
@@ -263,9 +269,10 @@ func renameGeneric(c *Ctx, nx bool) {
 	if nx {
 		cmd = storage.CmdRenameNX
 	}
-	b := c.Env.Store.NewBatch(c.logData(s.m.Type, cmd))
-	b.DeleteKey(c.ns(), src, s.m)
-	b.PutMeta(c.ns(), dst, d.old(), s.m)
+	b := c.newBatch(s.m.Type, cmd)
+	c.del(b, src, &s, notify.CodeRenameFrom)
+	d.live = false // Redis replaces the destination: "new" even when it existed
+	c.put(b, dst, &d, s.m, notify.CodeRenameTo)
 	if !c.commit(b) {
 		return
 	}
@@ -318,6 +325,7 @@ func cmdCopy(c *Ctx) {
 		return
 	}
 	if !s.live {
+		c.miss(src)
 		c.W.Int(0)
 		return
 	}
@@ -329,8 +337,9 @@ func cmdCopy(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	b := c.Env.Store.NewBatch(c.logData(s.m.Type, storage.CmdCopy))
-	b.PutMeta(c.ns(), dst, d.old(), s.m)
+	b := c.newBatch(s.m.Type, storage.CmdCopy)
+	d.live = false // a replaced destination is new again, as in Redis
+	c.put(b, dst, &d, s.m, notify.CodeCopyTo)
 	if c.commit(b) {
 		c.W.Int(1)
 	}
@@ -493,7 +502,17 @@ func cmdRandomKey(c *Ctx) {
 	c.W.NullBulk()
 }
 
-func cmdDBSize(c *Ctx) { c.W.Int(c.Env.Store.DBSize(c.ns())) }
+func cmdDBSize(c *Ctx) {
+	n := c.Env.Store.DBSize(c.ns())
+	if c.txn != nil { // count the transaction's writes so far
+		delta, flushed := c.txn.b.KeyDelta(c.ns())
+		if flushed {
+			n = 0
+		}
+		n += delta
+	}
+	c.W.Int(n)
+}
 
 // flushArgs checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument.
 func (c *Ctx) flushArgs() bool {
@@ -508,10 +527,10 @@ func cmdFlushDB(c *Ctx) {
 	if !c.flushArgs() {
 		return
 	}
-	unlock := c.Env.Store.Locks.LockAll()
+	unlock := c.lockAll()
 	defer unlock()
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, storage.CmdFlushDB))
-	b.FlushNamespace(c.ns())
+	b := c.newBatch(storage.TypeNone, storage.CmdFlushDB)
+	c.flush(b, c.ns())
 	if c.commit(b) {
 		c.W.OK()
 	}
@@ -525,7 +544,7 @@ func cmdFlushAll(c *Ctx) {
 		c.W.Error(errNotAdminCmd)
 		return
 	}
-	unlock := c.Env.Store.Locks.LockAll()
+	unlock := c.lockAll()
 	defer unlock()
 	all := map[string]bool{"": true}
 	for ns := range c.Env.Store.Namespaces() {
@@ -534,9 +553,9 @@ func cmdFlushAll(c *Ctx) {
 	for ns := range c.Env.Store.KeyCounts() {
 		all[ns] = true
 	}
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeNone, storage.CmdFlushAll))
+	b := c.newBatch(storage.TypeNone, storage.CmdFlushAll)
 	for ns := range all {
-		b.FlushNamespace(ns)
+		c.flush(b, ns)
 	}
 	if c.commit(b) {
 		c.W.OK()

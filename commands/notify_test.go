@@ -82,13 +82,19 @@ func extracted(t *testing.T, batches [][]byte) []string {
 	return out
 }
 
+// ev renders one event as the two messages K and E publish.
+func ev(db, key, name string) []string {
+	return []string{"__keyspace@" + db + "__:" + key + "=" + name, "__keyevent@" + db + "__:" + name + "=" + key}
+}
+
 func TestEventsOnPrimaryMatchExtractedEvents(t *testing.T) {
 	te := newTestEnv(t)
-	te.Notify.SetFlags(notify.Keyspace | notify.Keyevent | notify.All)
+	te.Notify.SetFlags(notify.Keyspace | notify.Keyevent | notify.All | notify.New)
 	rec := &recorder{}
 	te.PubSub.Subscribe(rec, pubsub.KindPattern, []byte("__key*"))
 	cl := &Client{ID: 1, Authed: true, Admin: true}
 	tenant := &Client{ID: 2, Authed: true, Namespace: "tenant A"}
+	past := fmt.Sprint(time.Now().Add(-time.Hour).UnixMilli())
 	script := []struct {
 		cl   *Client
 		args []string
@@ -98,25 +104,44 @@ func TestEventsOnPrimaryMatchExtractedEvents(t *testing.T) {
 		{cl, []string{"SET", "k2", "v", "XX"}},        // condition fails: nothing
 		{cl, []string{"SET", "k1", "w", "XX", "GET"}}, // writes: set
 		{cl, []string{"SET", "bin\x00key\xff", "v", "EX", "100"}},
-		{cl, []string{"APPEND", "k1", "x"}}, // out of scope: nothing
-		{cl, []string{"INCR", "n"}},         // out of scope: nothing
-		{cl, []string{"UNLINK", "n"}},       // out of scope: nothing
+		{cl, []string{"APPEND", "k1", "x"}},
+		{cl, []string{"INCR", "n"}},
+		{cl, []string{"UNLINK", "n"}},
 		{cl, []string{"DEL", "k1", "missing", "bin\x00key\xff", "k1"}},
 		{cl, []string{"DEL", "missing"}}, // nothing deleted: no batch
+		{cl, []string{"MSET", "a", "1", "b", "2", "a", "3"}},
+		{cl, []string{"RENAME", "a", "b"}},
+		{cl, []string{"SET", "old", "v", "PXAT", past}}, // stored already expired
+		{cl, []string{"GET", "old"}},                    // reclaims it: expired
+		{cl, []string{"MULTI"}},
+		{cl, []string{"INCRBYFLOAT", "f", "1.5"}},
+		{cl, []string{"COPY", "f", "b", "REPLACE"}},
+		{cl, []string{"EXPIRE", "f", "-1"}},
+		{cl, []string{"EXEC"}},
 		{tenant, []string{"SET", "k1", "t"}},
 		{tenant, []string{"DEL", "k1"}},
 	}
 	for _, s := range script {
 		te.run(s.cl, s.args...)
 	}
-	want := []string{
-		"__keyspace@0__:k1=set", "__keyevent@0__:set=k1",
-		"__keyspace@0__:k1=set", "__keyevent@0__:set=k1",
-		"__keyspace@0__:bin\x00key\xff=set", "__keyevent@0__:set=bin\x00key\xff",
-		"__keyspace@0__:k1=del", "__keyevent@0__:del=k1",
-		"__keyspace@0__:bin\x00key\xff=del", "__keyevent@0__:del=bin\x00key\xff",
-		"__keyspace@ns:tenant%20A__:k1=set", "__keyevent@ns:tenant%20A__:set=k1",
-		"__keyspace@ns:tenant%20A__:k1=del", "__keyevent@ns:tenant%20A__:del=k1",
+	var want []string
+	for _, e := range [][3]string{
+		{"0", "k1", "new"}, {"0", "k1", "set"},
+		{"0", "k1", "set"},
+		{"0", "bin\x00key\xff", "new"}, {"0", "bin\x00key\xff", "set"}, {"0", "bin\x00key\xff", "expire"},
+		{"0", "k1", "append"},
+		{"0", "n", "new"}, {"0", "n", "incrby"},
+		{"0", "n", "del"},
+		{"0", "k1", "del"}, {"0", "bin\x00key\xff", "del"},
+		{"0", "a", "new"}, {"0", "a", "set"}, {"0", "a", "set"}, {"0", "b", "new"}, {"0", "b", "set"},
+		{"0", "a", "rename_from"}, {"0", "b", "new"}, {"0", "b", "rename_to"},
+		{"0", "old", "new"}, {"0", "old", "set"}, {"0", "old", "expire"},
+		{"0", "old", "expired"},
+		{"0", "f", "new"}, {"0", "f", "incrbyfloat"}, {"0", "b", "new"}, {"0", "b", "copy_to"}, {"0", "f", "del"},
+		{"ns:tenant%20A", "k1", "new"}, {"ns:tenant%20A", "k1", "set"},
+		{"ns:tenant%20A", "k1", "del"},
+	} {
+		want = append(want, ev(e[0], e[1], e[2])...)
 	}
 	if got := rec.events(); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 		t.Fatalf("primary published\n%q\nwant\n%q", got, want)
@@ -124,6 +149,41 @@ func TestEventsOnPrimaryMatchExtractedEvents(t *testing.T) {
 	if got := extracted(t, te.batches); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 		t.Fatalf("batches carry\n%q\nwant\n%q", got, want)
 	}
+}
+
+func TestKeyMissIsPublishedButNotWritten(t *testing.T) {
+	te := newTestEnv(t)
+	te.Notify.SetFlags(notify.Keyevent | notify.KeyMiss | notify.All)
+	rec := &recorder{}
+	te.PubSub.Subscribe(rec, pubsub.KindPattern, []byte("__key*"))
+	cl := &Client{ID: 1, Authed: true, Admin: true}
+	for _, args := range [][]string{{"GET", "x"}, {"MGET", "x", "y"}, {"EXISTS", "x"}, {"TTL", "x"}, {"TYPE", "x"},
+		{"STRLEN", "x"}, {"GETRANGE", "x", "0", "1"}, {"GETDEL", "x"}, {"GETEX", "x"}, {"COPY", "x", "y"},
+		{"GETSET", "x", "1"}, {"INCR", "y"}, {"GET", "x"}} {
+		te.run(cl, args...)
+	}
+	want := []string{"keymiss=x", "keymiss=x", "keymiss=y", "keymiss=x", "keymiss=x", "keymiss=x", "keymiss=x",
+		"keymiss=x", "keymiss=x", "keymiss=x", "keymiss=x", "keymiss=x", "set=x", "incrby=y"}
+	var got []string
+	for _, e := range rec.events() {
+		got = append(got, strings.TrimPrefix(e, "__keyevent@0__:"))
+	}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Fatalf("published\n%q\nwant\n%q", got, want)
+	}
+	if got := extracted(t, te.batches); len(got) != 4 { // x: set; y: incrby (E: both K and E rendered)
+		t.Fatalf("batches carry %q", got)
+	}
+}
+
+// firstLogData returns the first LogData record of a batch: its context.
+func firstLogData(b []byte) (ld []byte) {
+	storage.ReadBatch(b, func(r storage.Record) {
+		if ld == nil && r.Kind == storage.RecordLogData {
+			ld = r.Key
+		}
+	})
+	return ld
 }
 
 func TestNoContextWhenClassesAreOff(t *testing.T) {
@@ -140,15 +200,15 @@ func TestNoContextWhenClassesAreOff(t *testing.T) {
 		t.Fatalf("%d batches", len(te.batches))
 	}
 	for i, want := range []bool{false, false, true} {
-		var ld storage.LogData
-		storage.ReadBatch(te.batches[i], func(r storage.Record) {
-			if r.Kind == storage.RecordLogData {
-				ld, _ = storage.DecodeLogData(r.Key)
-			}
-		})
+		ld, _ := storage.DecodeLogData(firstLogData(te.batches[i]))
 		if got := ld.Flags&storage.LogFlagNotify != 0; got != want {
 			t.Errorf("batch %d (%v): notify bit %v, want %v", i, ld.Cmd, got, want)
 		}
+	}
+	// Only the enabled class travels: "set", not "new".
+	evs, err := notify.Extract(te.batches[2])
+	if err != nil || len(evs) != 1 || evs[0].Name != "set" {
+		t.Errorf("extracted %+v, %v; want one set", evs, err)
 	}
 }
 
@@ -158,11 +218,24 @@ func TestExtractSkipsBadContext(t *testing.T) {
 	cl := &Client{ID: 1, Authed: true, Admin: true}
 	te.run(cl, "SET", "k", "v")
 	good := te.batches[0]
-	// Rewrite the LogData record in place: version 9, then an unknown
-	// command code with the notify bit.
-	for _, mutate := range []func(ld []byte){
-		func(ld []byte) { ld[0] = 9 },
-		func(ld []byte) { ld[2], ld[3] = 0xff, 0xfe },
+	// Rewrite records in place: the context's version, the notify bit,
+	// or the event code.
+	for i, mutate := range []func(ld []byte){
+		func(ld []byte) {
+			if !notify.IsRecordEvents(ld) {
+				ld[0] = 9
+			}
+		},
+		func(ld []byte) {
+			if !notify.IsRecordEvents(ld) {
+				ld[4] = 0
+			}
+		},
+		func(ld []byte) {
+			if notify.IsRecordEvents(ld) {
+				ld[1] = 0xfe
+			}
+		},
 	} {
 		b := append([]byte(nil), good...)
 		storage.ReadBatch(b, func(r storage.Record) {
@@ -172,7 +245,7 @@ func TestExtractSkipsBadContext(t *testing.T) {
 		})
 		evs, _ := notify.Extract(b)
 		if len(evs) != 0 {
-			t.Errorf("events from a bad context: %+v", evs)
+			t.Errorf("mutation %d: events from a bad context: %+v", i, evs)
 		}
 	}
 	if evs, err := notify.Extract(good[:len(good)-3]); err == nil {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/cairnkv/cairn/notify"
 	"os"
 	"runtime"
 	"sort"
@@ -57,6 +58,9 @@ func cmdConfigGet(c *Ctx) {
 	c.W.Map(len(out))
 	for _, n := range out {
 		v, _ := c.Env.Config.Get(n)
+		if n == "notify-keyspace-events" {
+			v = notify.Display(v) // stored losslessly, shown as Redis shows it
+		}
 		c.W.BulkString(n)
 		c.W.BulkString(v)
 	}

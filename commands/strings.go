@@ -3,6 +3,8 @@ package commands
 import (
 	"math"
 
+	"github.com/cairnkv/cairn/notify"
+
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -39,6 +41,7 @@ func cmdGet(c *Ctx) {
 	}
 	if !k.live {
 		c.Env.Stats.KeyspaceMisses.Add(1)
+		c.miss(c.Args[1])
 		c.W.NullBulk()
 		return
 	}
@@ -135,6 +138,9 @@ func cmdSet(c *Ctx) {
 		c.W.Error(errWrongType)
 		return
 	}
+	if o.get && !k.live {
+		c.miss(key) // SET ... GET reads the old value first
+	}
 	if (o.nx && k.live) || (o.xx && !k.live) {
 		if o.get {
 			c.replyValue(&k)
@@ -147,7 +153,11 @@ func cmdSet(c *Ctx) {
 	if o.keepTTL && k.live {
 		m.ExpireAt = k.m.ExpireAt
 	}
-	if !c.putKey(storage.CmdSet, key, &k, m) {
+	codes := []notify.Code{notify.CodeSet}
+	if o.unit != "" {
+		codes = append(codes, notify.CodeExpire)
+	}
+	if !c.putKey(storage.CmdSet, key, &k, m, codes...) {
 		return
 	}
 	if o.get {
@@ -168,28 +178,20 @@ func (c *Ctx) replyValue(k *keyState) {
 }
 
 // putKey commits cmd's write of m as key's metadata (k is the key's state
-// as read under its lock), records the command's event for key, and
-// reports success. Every single-key write goes through it or deleteKey.
-func (c *Ctx) putKey(cmd storage.Command, key []byte, k *keyState, m storage.Metadata) bool {
-	b := c.Env.Store.NewBatch(c.logData(m.Type, cmd))
-	b.PutMeta(c.ns(), key, k.old(), m)
-	if !c.commit(b) {
-		return false
-	}
-	c.written(cmd, key)
-	return true
+// as read under its lock) with the events codes (put adds "new"), and
+// reports success. Single-key writes go through it or deleteKey.
+func (c *Ctx) putKey(cmd storage.Command, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) bool {
+	b := c.newBatch(m.Type, cmd)
+	c.put(b, key, k, m, codes...)
+	return c.commit(b)
 }
 
-// deleteKey commits cmd's deletion of the live key, records the command's
-// event for key, and reports success.
-func (c *Ctx) deleteKey(cmd storage.Command, key []byte, k *keyState) bool {
-	b := c.Env.Store.NewBatch(c.logData(k.m.Type, cmd))
-	b.DeleteKey(c.ns(), key, k.m)
-	if !c.commit(b) {
-		return false
-	}
-	c.written(cmd, key)
-	return true
+// deleteKey commits cmd's deletion of the live key with the events codes
+// and reports success.
+func (c *Ctx) deleteKey(cmd storage.Command, key []byte, k *keyState, codes ...notify.Code) bool {
+	b := c.newBatch(k.m.Type, cmd)
+	c.del(b, key, k, codes...)
+	return c.commit(b)
 }
 
 func cmdSetNX(c *Ctx) {
@@ -204,7 +206,7 @@ func cmdSetNX(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	if c.putKey(storage.CmdSetNX, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+	if c.putKey(storage.CmdSetNX, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet) {
 		c.W.Int(1)
 	}
 }
@@ -224,7 +226,7 @@ func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
 	if !ok {
 		return
 	}
-	if c.putKey(cmd, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[3], ExpireAt: expire}) {
+	if c.putKey(cmd, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[3], ExpireAt: expire}, notify.CodeSet, notify.CodeExpire) {
 		c.W.OK()
 	}
 }
@@ -236,6 +238,8 @@ func cmdMGet(c *Ctx) {
 		if err != nil || !k.live || k.m.Type != storage.TypeString {
 			if err != nil {
 				c.Env.Log.Error("storage error", "command", "mget", "error", err)
+			} else if !k.live {
+				c.miss(key)
 			}
 			c.W.NullBulk()
 			continue
@@ -271,18 +275,29 @@ func msetGeneric(c *Ctx, nx bool) {
 	if nx {
 		cmd = storage.CmdMSetNX
 	}
-	b := c.Env.Store.NewBatch(c.logData(storage.TypeString, cmd))
+	b := c.newBatch(storage.TypeString, cmd)
 	// A key given twice is written once, with its last value, keeping
-	// the key count exact.
+	// the key count exact, and publishes "set" once per time it is given,
+	// as Redis does.
+	// Keys are written in the order they first appear.
 	last := map[string]int{}
+	times := map[string]int{}
 	for i, key := range keys {
 		last[string(key)] = i
+		times[string(key)]++
 	}
 	for i, key := range keys {
-		if last[string(key)] != i {
-			continue
+		n := times[string(key)]
+		if n == 0 {
+			continue // written already
 		}
-		b.PutMeta(c.ns(), key, states[i].old(), storage.Metadata{Type: storage.TypeString, Value: c.Args[2+2*i]})
+		times[string(key)] = 0
+		codes := make([]notify.Code, n)
+		for j := range codes {
+			codes[j] = notify.CodeSet
+		}
+		value := c.Args[2+2*last[string(key)]]
+		c.put(b, key, &states[i], storage.Metadata{Type: storage.TypeString, Value: value}, codes...)
 	}
 	if !c.commit(b) {
 		return
@@ -302,7 +317,10 @@ func cmdGetSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}) {
+	if !k.live {
+		c.miss(key)
+	}
+	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet) {
 		c.replyValue(&k)
 	}
 }
@@ -316,10 +334,11 @@ func cmdGetDel(c *Ctx) {
 		return
 	}
 	if !k.live {
+		c.miss(key)
 		c.W.NullBulk()
 		return
 	}
-	if c.deleteKey(storage.CmdGetDel, key, &k) {
+	if c.deleteKey(storage.CmdGetDel, key, &k, notify.CodeDel) {
 		c.W.Bulk(k.m.Value)
 	}
 }
@@ -337,6 +356,7 @@ func cmdGetEx(c *Ctx) {
 		return
 	}
 	if !k.live {
+		c.miss(key)
 		c.W.NullBulk()
 		return
 	}
@@ -350,13 +370,17 @@ func cmdGetEx(c *Ctx) {
 	}
 	switch {
 	case o.unit != "" && expire <= c.nowMs():
-		if !c.deleteKey(storage.CmdGetEx, key, &k) {
+		if !c.deleteKey(storage.CmdGetEx, key, &k, notify.CodeDel) {
 			return
 		}
 	case o.unit != "" || (o.persist && k.m.ExpireAt != 0):
 		m := k.m
 		m.ExpireAt = expire
-		if !c.putKey(storage.CmdGetEx, key, &k, m) {
+		code := notify.CodeExpire
+		if o.persist {
+			code = notify.CodePersist
+		}
+		if !c.putKey(storage.CmdGetEx, key, &k, m, code) {
 			return
 		}
 	}
@@ -385,7 +409,7 @@ func cmdAppend(c *Ctx) {
 	} else {
 		m.Value = c.Args[2]
 	}
-	if c.putKey(storage.CmdAppend, key, &k, m) {
+	if c.putKey(storage.CmdAppend, key, &k, m, notify.CodeAppend) {
 		c.W.Int(int64(len(m.Value)))
 	}
 }
@@ -396,6 +420,7 @@ func cmdStrlen(c *Ctx) {
 		return
 	}
 	if !k.live {
+		c.miss(c.Args[1])
 		c.W.Int(0)
 		return
 	}
@@ -442,7 +467,7 @@ func cmdSetRange(c *Ctx) {
 	copy(buf, cur)
 	copy(buf[offset:], val)
 	m.Value = buf
-	if c.putKey(storage.CmdSetRange, key, &k, m) {
+	if c.putKey(storage.CmdSetRange, key, &k, m, notify.CodeSetRange) {
 		c.W.Int(n)
 	}
 }
@@ -461,6 +486,8 @@ func cmdGetRange(c *Ctx) {
 	var s []byte
 	if k.live {
 		s = k.m.Value
+	} else {
+		c.miss(c.Args[1])
 	}
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
@@ -528,7 +555,7 @@ func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 	}
 	cur += delta
 	m.Value = appendInt(nil, cur)
-	if c.putKey(cmd, key, &k, m) {
+	if c.putKey(cmd, key, &k, m, notify.CodeIncrBy) {
 		c.W.Int(cur)
 	}
 }
@@ -562,7 +589,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	m.Value = formatLongDouble(sum)
-	if c.putKey(storage.CmdIncrByFloat, key, &k, m) {
+	if c.putKey(storage.CmdIncrByFloat, key, &k, m, notify.CodeIncrByFloat) {
 		c.W.Bulk(m.Value)
 	}
 }

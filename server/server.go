@@ -240,8 +240,7 @@ func (s *Server) expireLoop() {
 		}
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {
-			n, more, err := s.env.Store.ExpireSlice(time.Now().UnixMilli(), 20)
-			s.env.Stats.ExpiredKeys.Add(int64(n))
+			_, more, err := s.env.ExpireSlice(time.Now().UnixMilli(), 20)
 			if err != nil {
 				s.log.Error("expiry cycle failed", "error", err)
 				break

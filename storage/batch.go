@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -37,6 +38,28 @@ func (e *Engine) NewRawBatch(logData []byte) *Batch {
 	_ = b.b.LogData(logData, nil)
 	return b
 }
+
+// LogData adds a LogData record (a command context in a transaction's
+// batch, or an events record) at the current position.
+func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
+
+// NewMultiBatch starts a batch without a LogData record, for a
+// transaction: each command in it adds its own context with LogData
+// before its records.
+func (e *Engine) NewMultiBatch() *Batch {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	return &Batch{b: e.db.NewBatch()}
+}
+
+// KeyDelta returns how the batch changes the key count of ns so far, and
+// whether it flushes ns (the count then starts from zero).
+func (b *Batch) KeyDelta(ns string) (delta int64, flushed bool) {
+	return b.deltas[ns].Keys, slices.Contains(b.flush, ns)
+}
+
+// Discard releases a batch that will not be committed.
+func (b *Batch) Discard() { b.b.Close() }
 
 func (b *Batch) addDelta(ns string, keys, expires int64) {
 	if b.deltas == nil {
@@ -102,6 +125,10 @@ func (b *Batch) FlushNamespace(ns string) {
 		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
 	}
 	b.flush = append(b.flush, ns)
+	// Earlier records of the batch for ns are gone: their count changes
+	// with them, and the cache is cleared when a flush commits.
+	delete(b.deltas, ns)
+	b.rows = b.rows[:0]
 }
 
 // PutNamespace records namespace ns with its token.
@@ -173,6 +200,15 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	}
 	e.applyCounts(newCounts)
 	e.applyNamespaces(b.nsSet, b.nsDel)
+	if e.observer != nil {
+		e.observer(func(yield func([]byte) bool) {
+			for _, r := range b.rows {
+				if !yield(r.k) {
+					return
+				}
+			}
+		}, len(b.flush) > 0)
+	}
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}

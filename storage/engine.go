@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,12 @@ type Options struct {
 // the hook may keep. Hooks are called in offset order and must not block.
 type CommitHook func(offset uint64, repr []byte)
 
+// WriteObserver is told, inside the commit section, which keys a committed
+// batch wrote: keys yields the encoded metadata key (MetaKey) of every key
+// the batch set or deleted, and flushed is true when the batch removed
+// whole namespaces. WATCH uses it; it must be cheap and must not block.
+type WriteObserver func(keys iter.Seq[[]byte], flushed bool)
+
 // Engine owns the Pebble database and is the one path through which every
 // write passes (Commit). It is safe for concurrent use; callers serialize
 // writes to the same key with Locks.
@@ -75,6 +82,7 @@ type Engine struct {
 	offset   uint64     // last committed offset; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
 	fault    func(*Batch) error
+	observer WriteObserver // guarded by commitMu
 
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included
@@ -277,6 +285,13 @@ func (e *Engine) SetSync(on bool) { e.sync.Store(on) }
 func (e *Engine) SetCommitHook(h CommitHook) {
 	e.commitMu.Lock()
 	e.hook = h
+	e.commitMu.Unlock()
+}
+
+// SetWriteObserver installs the observer of written keys; nil removes it.
+func (e *Engine) SetWriteObserver(o WriteObserver) {
+	e.commitMu.Lock()
+	e.observer = o
 	e.commitMu.Unlock()
 }
 

@@ -54,6 +54,10 @@ func metaKey(ns string, k []byte) []byte {
 }
 
 // metaPrefix returns the prefix shared by every metadata key of ns.
+// MetaKey returns the encoded metadata key of key in ns, the form in which
+// a WriteObserver reports written keys.
+func MetaKey(ns string, key []byte) []byte { return metaKey(ns, key) }
+
 func metaPrefix(ns string) []byte {
 	return appendNS([]byte{prefixMeta}, ns)
 }

@@ -115,7 +115,7 @@ func TestCommitCountsOffsetsAndReopen(t *testing.T) {
 	if offset != 4 {
 		t.Fatalf("offset = %d, want 4", offset)
 	}
-	if n, _, err := e.ExpireSlice(1000, 10); err != nil || n != 1 {
+	if n, _, err := e.ExpireSlice(1000, 10, nil); err != nil || n != 1 {
 		t.Fatalf("ExpireSlice = %d, %v", n, err)
 	}
 	if err := e.Close(); err != nil {

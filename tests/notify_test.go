@@ -76,8 +76,12 @@ func TestNotifyConfig(t *testing.T) {
 		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$0\r\n\r\n"},
 		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEA"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKE\r\n"},
-		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEAx"}, "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzKEt'.\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEAq"}, "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n"},
 		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKE\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "KEAnm"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$4\r\nAKEm\r\n"},
+		{[]string{"CONFIG", "SET", "notify-keyspace-events", "Ex"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$2\r\nxE\r\n"},
 		{[]string{"CONFIG", "SET", "notify-keyspace-events", "$gK"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "notify-keyspace-events"}, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\ng$K\r\n"},
 	}
@@ -93,7 +97,7 @@ func TestNotifyConfig(t *testing.T) {
 	}
 }
 
-func TestNotifySetAndDel(t *testing.T) {
+func TestNotifyEvents(t *testing.T) {
 	n := StartCairn(t, "--notify-keyspace-events", "KEA")
 	rdb := n.Client()
 	c := ctx(t)
@@ -107,14 +111,15 @@ func TestNotifySetAndDel(t *testing.T) {
 	rdb.Do(c, "SET", "ttl", "v", "EX", "100")
 	expectEvents(t, "SET variants", ev.until(rdb),
 		"__keyspace@0__:k=set", "__keyevent@0__:set=k",
-		"__keyspace@0__:ttl=set", "__keyevent@0__:set=ttl")
+		"__keyspace@0__:ttl=set", "__keyevent@0__:set=ttl",
+		"__keyspace@0__:ttl=expire", "__keyevent@0__:expire=ttl")
 	// One del per key actually deleted.
 	rdb.Del(c, "k", "missing", "ttl", "k")
 	rdb.Del(c, "missing")
 	expectEvents(t, "DEL", ev.until(rdb),
 		"__keyspace@0__:k=del", "__keyevent@0__:del=k",
 		"__keyspace@0__:ttl=del", "__keyevent@0__:del=ttl")
-	// Out of scope of this step: these publish nothing.
+	// Every other write publishes Redis's event; expiry publishes expired.
 	rdb.Set(c, "a", "1", 0)
 	ev.until(rdb)
 	for _, cmd := range [][]any{
@@ -127,7 +132,13 @@ func TestNotifySetAndDel(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "c to expire", func() bool { return rdb.Exists(c, "c").Val() == 0 })
-	expectEvents(t, "out-of-scope commands and expiry", ev.until(rdb))
+	var want []string
+	for _, kv := range [][2]string{{"a", "append"}, {"a", "setrange"}, {"n", "incrby"}, {"a", "set"},
+		{"b", "set"}, {"c", "set"}, {"c", "expire"}, {"d", "set"}, {"a", "expire"}, {"b", "del"},
+		{"a", "rename_from"}, {"a2", "rename_to"}, {"c", "expire"}, {"c", "expired"}} {
+		want = append(want, "__keyspace@0__:"+kv[0]+"="+kv[1], "__keyevent@0__:"+kv[1]+"="+kv[0])
+	}
+	expectEvents(t, "other writes and expiry", ev.until(rdb), want...)
 	// Notifications off: nothing.
 	rdb.ConfigSet(c, "notify-keyspace-events", "")
 	rdb.Set(c, "k", "v", 0)

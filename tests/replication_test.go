@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -650,12 +651,12 @@ func TestReplicationNotifications(t *testing.T) {
 	pc.Set(cx, "x2", "1", 0)
 	pc.Set(cx, "x3", "1", 0)
 	pc.Del(cx, "x1", "missing", "x2", "x3")
-	// Out of the SET/DEL scope on both nodes: expiry, FLUSHDB.
+	// Expiry publishes "expired" on both nodes; FLUSHDB nothing.
 	pc.Set(cx, "exp", "1", 0)
 	pc.PExpire(cx, "exp", time.Millisecond)
 	waitFor(t, 10*time.Second, "exp to expire", func() bool { return stat(t, pc, "stats", "expired_keys") == 1 })
 	wantEvents := onPrimary.until(pc)
-	if len(wantEvents) != 2*(30+10+1+6+1) {
+	if len(wantEvents) != 2*(30+10+1+6+3) || !slices.Contains(wantEvents, "__keyevent@0__:expired=exp") {
 		t.Fatalf("primary published %d events: %q", len(wantEvents), wantEvents)
 	}
 	expectEvents(t, "replica events", onReplica.until(pc), wantEvents...)

@@ -104,6 +104,7 @@ func run() int {
 		Started: time.Now(),
 		Version: version,
 	}
+	store.SetWriteObserver(env.Clients.KeysWritten)
 	replLog, err := replication.OpenLog(replication.LogOptions{
 		Dir:         filepath.Join(dir, "replication-log"),
 		RetainBytes: cfg.Bytes("repl-log-max-bytes"),

@@ -1,0 +1,306 @@
+package commands
+
+import (
+	"iter"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairnkv/cairn/storage"
+)
+
+func init() {
+	tx := func(name string, arity int, flags Flag, since, summary string, h Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: flags | FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, Group: "transactions", Since: since, Summary: summary, Handler: h}
+	}
+	register(
+		tx("multi", 1, 0, "1.2.0", "Starts a transaction.", cmdMulti),
+		tx("exec", 1, FlagSkipSlowlog, "1.2.0", "Executes all commands in a transaction.", cmdExec),
+		tx("discard", 1, 0, "2.0.0", "Discards a transaction.", cmdDiscard),
+		&Spec{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
+		tx("unwatch", 1, 0, "2.2.0", "Forgets about watched keys of a transaction.", cmdUnwatch),
+	)
+}
+
+// multiState is a connection's open transaction: the commands queued
+// since MULTI, and whether one of them was refused (EXEC then aborts).
+type multiState struct {
+	queued []queuedCommand
+	dirty  bool
+}
+
+type queuedCommand struct {
+	spec *Spec
+	args [][]byte
+}
+
+// immediateInMulti are the commands a connection in MULTI runs at once
+// instead of queueing them, as in Redis.
+var immediateInMulti = map[string]bool{"exec": true, "discard": true, "multi": true, "watch": true, "quit": true, "reset": true}
+
+// queue adds a command to cl's transaction and replies +QUEUED. The
+// arguments are copied: the request buffer they alias is reused.
+func (m *multiState) queue(spec *Spec, args [][]byte, w interface{ SimpleString(string) }) {
+	own := make([][]byte, len(args))
+	for i, a := range args {
+		own[i] = append([]byte(nil), a...)
+	}
+	m.queued = append(m.queued, queuedCommand{spec, own})
+	w.SimpleString("QUEUED")
+}
+
+func cmdMulti(c *Ctx) {
+	if c.Client.multi != nil {
+		c.W.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.Client.multi = &multiState{}
+	c.W.OK()
+}
+
+func cmdDiscard(c *Ctx) {
+	if c.Client.multi == nil {
+		c.W.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.Client.multi = nil
+	c.Env.Clients.unwatch(c.Client)
+	c.W.OK()
+}
+
+// cmdExec runs the queued commands under the locks of all their keys and
+// commits their writes as one batch, so the transaction is atomic on this
+// node and on replicas; its events are published after that commit, in
+// command order. A touched WATCHed key aborts it with a null reply.
+func cmdExec(c *Ctx) {
+	cl := c.Client
+	m := cl.multi
+	if m == nil {
+		c.W.Error("ERR EXEC without MULTI")
+		return
+	}
+	cl.multi = nil
+	defer c.Env.Clients.unwatch(cl)
+	if m.dirty {
+		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	write := false
+	for _, q := range m.queued {
+		write = write || q.spec.Flags&FlagWrite != 0
+	}
+	if write && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+		// The node became a replica after the writes were queued.
+		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
+		return
+	}
+	unlock := c.lockTransaction(m.queued)
+	defer unlock()
+	if c.Env.Clients.watchBroken(c, cl) {
+		c.W.NullArray()
+		return
+	}
+
+	execArgs, execSpec := c.Args, c.Spec
+	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch()}
+	mark := c.W.Len()
+	c.W.Array(len(m.queued))
+	for _, q := range m.queued {
+		c.Args, c.Spec = q.args, q.spec
+		c.Env.Stats.Commands.Add(1)
+		q.spec.Handler(c)
+	}
+	c.Args, c.Spec = execArgs, execSpec
+	t := c.txn
+	c.txn = nil
+	if t.writes == 0 {
+		t.b.Discard()
+	} else if _, err := c.Env.Store.Commit(t.b); err != nil {
+		c.W.Truncate(mark)
+		c.staged = c.staged[:0]
+		c.storageError(err)
+		return
+	} else {
+		c.Env.Faults.afterCommit()
+	}
+	c.events = append(c.events, c.staged...)
+	c.staged = c.staged[:0]
+}
+
+// lockTransaction takes the locks of every key the queued commands name
+// (all locks when one of them flushes) and returns the function that
+// publishes the transaction's events and releases them.
+func (c *Ctx) lockTransaction(queued []queuedCommand) func() {
+	var keys [][]byte
+	for _, q := range queued {
+		if q.spec.Flags&FlagWrite != 0 && q.spec.FirstKey == 0 {
+			return c.holdLocks(c.Env.Store.Locks.LockAll())
+		}
+		keys = append(keys, q.spec.Keys(q.args)...)
+	}
+	return c.holdLocks(c.Env.Store.Locks.LockMany(map[string][][]byte{c.ns(): keys}))
+}
+
+func cmdWatch(c *Ctx) {
+	if c.Client.multi != nil {
+		c.W.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	for _, key := range c.Args[1:] {
+		m, found, err := c.Env.Store.ReadMeta(c.ns(), key)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		c.Env.Clients.watch(c.Client, c.ns(), key, found && m.Expired(c.nowMs()))
+	}
+	c.W.OK()
+}
+
+func cmdUnwatch(c *Ctx) {
+	c.Env.Clients.unwatch(c.Client)
+	c.W.OK()
+}
+
+// txnBatch is the batch EXEC builds from its queued commands, with the
+// metadata they wrote so that later commands of the transaction read it.
+type txnBatch struct {
+	b       *storage.Batch
+	writes  int
+	overlay map[string]txnKey // by namespace + NUL + key
+	flushed bool              // keys not in overlay are gone
+}
+
+type txnKey struct {
+	m      storage.Metadata
+	exists bool
+}
+
+func txnKeyOf(ns string, key []byte) string { return ns + "\x00" + string(key) }
+
+func (t *txnBatch) get(ns string, key []byte) (txnKey, bool) {
+	st, ok := t.overlay[txnKeyOf(ns, key)]
+	return st, ok
+}
+
+func (t *txnBatch) put(ns string, key []byte, m storage.Metadata) {
+	t.set(ns, key, txnKey{m: m, exists: true})
+}
+
+func (t *txnBatch) del(ns string, key []byte) { t.set(ns, key, txnKey{}) }
+
+func (t *txnBatch) set(ns string, key []byte, st txnKey) {
+	if t.overlay == nil {
+		t.overlay = map[string]txnKey{}
+	}
+	t.overlay[txnKeyOf(ns, key)] = st
+	t.writes++
+}
+
+// flush records that the transaction removed every key of its
+// namespace: later reads of keys it did not write since find nothing.
+func (t *txnBatch) flush() {
+	t.overlay = map[string]txnKey{}
+	t.flushed = true
+	t.writes++
+}
+
+// watchTable maps watched keys to the connections watching them. A write
+// committed to a watched key (Engine's WriteObserver) marks its watchers'
+// transactions as broken.
+type watchTable struct {
+	n    atomic.Int64 // watched (connection, key) pairs; 0 skips the lookups
+	mu   sync.Mutex
+	keys map[string]map[*Client]struct{} // by storage.MetaKey
+}
+
+// watchedKey is a key a connection watches, and whether it had already
+// expired when WATCH ran (a key expiring later breaks the transaction).
+type watchedKey struct {
+	ns      string
+	key     []byte
+	expired bool
+}
+
+func (r *ClientRegistry) watch(cl *Client, ns string, key []byte, expired bool) {
+	mk := string(storage.MetaKey(ns, key))
+	w := &r.watches
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.keys == nil {
+		w.keys = map[string]map[*Client]struct{}{}
+	}
+	set := w.keys[mk]
+	if set == nil {
+		set = map[*Client]struct{}{}
+		w.keys[mk] = set
+	}
+	if _, dup := set[cl]; dup {
+		return
+	}
+	set[cl] = struct{}{}
+	w.n.Add(1)
+	cl.watched = append(cl.watched, watchedKey{ns, append([]byte(nil), key...), expired})
+}
+
+// unwatch forgets every key cl watches and clears its broken mark.
+func (r *ClientRegistry) unwatch(cl *Client) {
+	if len(cl.watched) > 0 {
+		w := &r.watches
+		w.mu.Lock()
+		for _, wk := range cl.watched {
+			mk := string(storage.MetaKey(wk.ns, wk.key))
+			if set := w.keys[mk]; set != nil {
+				delete(set, cl)
+				if len(set) == 0 {
+					delete(w.keys, mk)
+				}
+			}
+		}
+		w.n.Add(-int64(len(cl.watched)))
+		w.mu.Unlock()
+		cl.watched = nil
+	}
+	cl.watchTouched.Store(false)
+}
+
+// KeysWritten is the storage WriteObserver that breaks the transactions
+// watching the keys a batch wrote (every watcher for a flush).
+func (r *ClientRegistry) KeysWritten(keys iter.Seq[[]byte], flushed bool) {
+	w := &r.watches
+	if w.n.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if flushed {
+		for _, set := range w.keys {
+			for cl := range set {
+				cl.watchTouched.Store(true)
+			}
+		}
+		return
+	}
+	for k := range keys {
+		for cl := range w.keys[string(k)] {
+			cl.watchTouched.Store(true)
+		}
+	}
+}
+
+// watchBroken reports whether EXEC must abort: a watched key was written,
+// or has expired since WATCH.
+func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client) bool {
+	if cl.watchTouched.Load() {
+		return true
+	}
+	for _, wk := range cl.watched {
+		if wk.expired {
+			continue
+		}
+		m, found, err := c.Env.Store.ReadMeta(wk.ns, wk.key)
+		if err == nil && found && m.Expired(c.nowMs()) {
+			return true
+		}
+	}
+	return false
+}

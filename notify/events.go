@@ -1,0 +1,114 @@
+package notify
+
+import "fmt"
+
+// Code identifies a keyspace event in a batch's events record. The
+// numbering is part of the on-disk and replication format: append new
+// codes, never renumber or reuse one.
+type Code uint8
+
+// Event codes, one per Redis event name Cairn publishes.
+const (
+	codeNone Code = iota
+	CodeSet
+	CodeDel
+	CodeExpire
+	CodeExpired
+	CodePersist
+	CodeNew
+	CodeAppend
+	CodeSetRange
+	CodeIncrBy
+	CodeIncrByFloat
+	CodeRenameFrom
+	CodeRenameTo
+	CodeCopyTo
+	CodeKeyMiss
+	codeCount
+)
+
+// codeInfo gives each code's Redis name and the flag that enables it.
+var codeInfo = [codeCount]struct {
+	name  string
+	class Flags
+}{
+	CodeSet:         {"set", String},
+	CodeDel:         {"del", Generic},
+	CodeExpire:      {"expire", Generic},
+	CodeExpired:     {"expired", Expired},
+	CodePersist:     {"persist", Generic},
+	CodeNew:         {"new", New},
+	CodeAppend:      {"append", String},
+	CodeSetRange:    {"setrange", String},
+	CodeIncrBy:      {"incrby", String},
+	CodeIncrByFloat: {"incrbyfloat", String},
+	CodeRenameFrom:  {"rename_from", Generic},
+	CodeRenameTo:    {"rename_to", Generic},
+	CodeCopyTo:      {"copy_to", Generic},
+	CodeKeyMiss:     {"keymiss", KeyMiss},
+}
+
+// Valid reports whether c is a code this build knows.
+func (c Code) Valid() bool { return c > codeNone && c < codeCount }
+
+// Name returns the event's Redis name ("" for an unknown code).
+func (c Code) Name() string {
+	if !c.Valid() {
+		return ""
+	}
+	return codeInfo[c].name
+}
+
+// Class returns the flag that enables the event (0 for an unknown code).
+func (c Code) Class() Flags {
+	if !c.Valid() {
+		return 0
+	}
+	return codeInfo[c].class
+}
+
+// Event returns the event c publishes for key in namespace ns.
+func (c Code) Event(ns string, key []byte) Event {
+	return Event{Class: c.Class(), Name: c.Name(), Namespace: ns, Key: key}
+}
+
+// eventsTag is the first byte of an events record. LogData context
+// records begin with their version (1), so the two never collide, and a
+// reader that only knows context records skips this one as an unknown
+// version.
+const eventsTag byte = 0xE1
+
+// EncodeRecordEvents returns the LogData record that announces the events
+// of the metadata record written right after it in the same batch: the
+// tag, then one byte per event code, in publication order. Keys are never
+// copied into it; readers take them from the metadata record.
+func EncodeRecordEvents(codes []Code) []byte {
+	b := make([]byte, 1, 1+len(codes))
+	b[0] = eventsTag
+	for _, c := range codes {
+		b = append(b, byte(c))
+	}
+	return b
+}
+
+// IsRecordEvents reports whether a LogData record is an events record.
+func IsRecordEvents(b []byte) bool { return len(b) > 0 && b[0] == eventsTag }
+
+// decodeRecordEvents returns the codes of an events record. Unknown codes
+// are dropped and reported in the error, so a newer primary's events never
+// stop an older replica from publishing the ones it knows.
+func decodeRecordEvents(b []byte) ([]Code, error) {
+	if !IsRecordEvents(b) {
+		return nil, fmt.Errorf("notify: not an events record")
+	}
+	codes := make([]Code, 0, len(b)-1)
+	var err error
+	for _, x := range b[1:] {
+		if c := Code(x); c.Valid() {
+			codes = append(codes, c)
+		} else if err == nil {
+			err = fmt.Errorf("notify: unknown event code %d skipped", x)
+		}
+	}
+	return codes, err
+}
