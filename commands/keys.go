@@ -436,7 +436,7 @@ func cmdScan(c *Ctx) {
 		start = c.Env.cursors.resume(c.ns(), cursor)
 	}
 	now := c.nowMs()
-	var keys [][]byte
+	var keys, expired [][]byte
 	var last []byte
 	examined := int64(0)
 	more := false
@@ -447,16 +447,23 @@ func cmdScan(c *Ctx) {
 		}
 		examined++
 		last = append(last[:0], key...)
-		if m.Expired(now) || (typeName != "" && m.Type.String() != typeName) {
+		if pattern != nil && !glob.Match(pattern, key, false) {
 			return true
 		}
-		if pattern == nil || glob.Match(pattern, key, false) {
+		if m.Expired(now) {
+			expired = append(expired, append([]byte(nil), key...))
+			return true
+		}
+		if typeName == "" || m.Type.String() == typeName {
 			keys = append(keys, append([]byte(nil), key...))
 		}
 		return true
 	})
 	if err != nil {
 		c.storageError(err)
+		return
+	}
+	if !c.reclaimAll(expired) {
 		return
 	}
 	next := uint64(0)
@@ -471,6 +478,22 @@ func cmdScan(c *Ctx) {
 	}
 }
 
+// reclaimAll reclaims the expired keys a SCAN or RANDOMKEY passed over, as
+// Redis's do (publishing "expired"); it replies and returns false on a
+// storage error. Inside EXEC, whose locks do not cover them, it leaves
+// them to the expiry cycle.
+func (c *Ctx) reclaimAll(keys [][]byte) bool {
+	if c.txn != nil {
+		return true
+	}
+	for _, key := range keys {
+		if _, ok := c.read(key); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func cmdRandomKey(c *Ctx) {
 	now := c.nowMs()
 	// Seek to a random point and take the first live key at or after it,
@@ -481,9 +504,11 @@ func cmdRandomKey(c *Ctx) {
 		seed[i] = byte(rand.IntN(256))
 	}
 	var found []byte
+	var expired [][]byte
 	ok := false // found may be the empty key
 	pick := func(key []byte, m storage.Metadata) bool {
 		if m.Expired(now) {
+			expired = append(expired, append([]byte(nil), key...))
 			return true
 		}
 		found, ok = append([]byte(nil), key...), true
@@ -494,6 +519,10 @@ func cmdRandomKey(c *Ctx) {
 			c.storageError(err)
 			return
 		}
+		if !c.reclaimAll(expired) {
+			return
+		}
+		expired = expired[:0]
 		if ok {
 			c.W.Bulk(found)
 			return
