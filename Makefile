@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin/cairn
 UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./cmd/...
 
-.PHONY: all build run test test-unit test-e2e deps bench lint clean
+.PHONY: all build run primary replica test test-unit test-e2e deps bench lint clean
 
 all: build
 
@@ -14,6 +14,15 @@ build:
 
 run: build
 	./$(BIN)
+
+# primary and replica run the README's walkthrough pair in two terminals: a
+# primary on 6666 and its replica on 6667, both publishing keyspace events,
+# data under ./cairn-demo.
+primary: build
+	./$(BIN) --port 6666 --dir ./cairn-demo/primary --notify-keyspace-events KEA
+
+replica: build
+	./$(BIN) --port 6667 --dir ./cairn-demo/replica --notify-keyspace-events KEA --slaveof "127.0.0.1 6666"
 
 # deps installs what the tests need and the machine lacks: Debian's
 # redis-server (the reference of the differential tests) and redis-tools
@@ -48,4 +57,4 @@ lint:
 	$(STATICCHECK) ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin cairn-demo
