@@ -318,21 +318,19 @@ func (c *Ctx) read(key []byte) (k keyState, ok bool) {
 // primary, a key found logically expired is reclaimed first, as Redis's
 // lookups do: it is deleted with an "expired" event and reported missing.
 func (c *Ctx) lookup(key []byte) (keyState, error) {
-	if c.txn != nil {
-		if st, ok := c.txn.get(c.ns(), key); ok {
-			return keyState{m: st.m, raw: st.exists, live: st.exists && !st.m.Expired(c.nowMs())}, nil
+	var m storage.Metadata
+	var found bool
+	if st, ok := c.txn.get(c.ns(), key); ok {
+		m, found = st.m, st.exists
+	} else if c.txn == nil || !c.txn.flushed {
+		get := c.Env.Store.ReadMeta
+		if c.locked {
+			get = c.Env.Store.GetMeta
 		}
-		if c.txn.flushed {
-			return keyState{}, nil
+		var err error
+		if m, found, err = get(c.ns(), key); err != nil {
+			return keyState{}, err
 		}
-	}
-	get := c.Env.Store.ReadMeta
-	if c.locked {
-		get = c.Env.Store.GetMeta
-	}
-	m, found, err := get(c.ns(), key)
-	if err != nil {
-		return keyState{}, err
 	}
 	k := keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}
 	if k.raw && !k.live && c.reclaims() {

@@ -177,7 +177,12 @@ type txnKey struct {
 
 func txnKeyOf(ns string, key []byte) string { return ns + "\x00" + string(key) }
 
+// get returns what the transaction wrote to key so far; a nil t (no
+// transaction) has written nothing.
 func (t *txnBatch) get(ns string, key []byte) (txnKey, bool) {
+	if t == nil {
+		return txnKey{}, false
+	}
 	st, ok := t.overlay[txnKeyOf(ns, key)]
 	return st, ok
 }

@@ -107,8 +107,11 @@ type fakePair struct {
 	pOff, rOff       atomic.Int64
 	sets             atomic.Int64
 	onSet            func(key string) // called for each SET, before its reply
-	onReplica        func(c net.Conn, rd *Reader, args []string) bool
-	replicaRole      string
+	// onCommand, if set, answers the primary's commands other than SET
+	// and INFO: it returns the reply's bytes, or nil for an error reply.
+	onCommand   func(args []string) []byte
+	onReplica   func(c net.Conn, rd *Reader, args []string) bool
+	replicaRole string
 }
 
 func newFakePair(t *testing.T, step int64, delay time.Duration) *fakePair {
@@ -132,7 +135,12 @@ func newFakePair(t *testing.T, step int64, delay time.Duration) *fakePair {
 			case "INFO":
 				out = bulk(fmt.Sprintf("# Replication\r\nrole:master\r\nmaster_repl_offset:%d\r\n", f.pOff.Load()))
 			default:
-				out = []byte("-ERR unknown command\r\n")
+				if f.onCommand != nil {
+					out = f.onCommand(args)
+				}
+				if out == nil {
+					out = []byte("-ERR unknown command\r\n")
+				}
 			}
 			if _, err := c.Write(out); err != nil {
 				return

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +82,7 @@ func TestPmessage(t *testing.T) {
 // TestTrackerStats feeds a tracker replies and events by hand and checks
 // the matching.
 func TestTrackerStats(t *testing.T) {
-	tr := newEventTracker("p:", "0", 6)
+	tr := newEventTracker("p:", "0", mustMix(t, "set"), 6)
 	us := time.Microsecond
 	for k := range 5 { // SET 5 got no reply
 		tr.replied[k] = true
@@ -96,7 +102,7 @@ func TestTrackerStats(t *testing.T) {
 	tr.observe(pmsg('*', "__keyevent@0__:del", "p:3"), 0)
 	tr.observe(Value{Kind: '+', Str: []byte("PONG")}, 0)
 
-	st := tr.stats()
+	st, kinds := tr.stats()
 	want := eventStats{
 		Expected: 5, Received: 4, Lost: 1, Duplicates: 1, Unmatched: 1, BeforeReply: 1,
 		P50Micros: 100, P99Micros: 300, MaxMicros: 300, MinMicros: -50, MeanMicros: 137.5,
@@ -104,7 +110,12 @@ func TestTrackerStats(t *testing.T) {
 	if st != want {
 		t.Errorf("got  %+v\nwant %+v", st, want)
 	}
-	if !tr.probeSeen.Load() || tr.foreign != 2 || tr.other != 1 || tr.unexpected != 1 || !strings.Contains(tr.firstOdd, "PONG") {
+	wantKinds := []kindStats{{Kind: "set", Events: []string{"set"}, Sent: 5, Received: 4, Lost: 1, Duplicates: 1, OtherEvents: 1,
+		P50Micros: 100, P99Micros: 300, MaxMicros: 300}}
+	if !reflect.DeepEqual(kinds, wantKinds) {
+		t.Errorf("kinds %+v\nwant  %+v", kinds, wantKinds)
+	}
+	if !tr.probeSeen.Load() || tr.foreign != 2 || tr.other != 1 || tr.otherKey != 1 || tr.unexpected != 1 || !strings.Contains(tr.firstOdd, "PONG") {
 		t.Errorf("probe %v, foreign %d, other %d, unexpected %d (%s); want true, 2, 1, 1 (PONG)",
 			tr.probeSeen.Load(), tr.foreign, tr.other, tr.unexpected, tr.firstOdd)
 	}
@@ -149,7 +160,7 @@ func invalidationCfg(f *fakePair) *invalidationConfig {
 		common:    testCommon(f.primary),
 		replFlags: replFlags{primary: f.primary, replica: f.replica},
 		rate:      2000, writers: 3, msgs: 1000, size: 8,
-		duration: 100 * time.Millisecond, db: "0", prefix: "t:",
+		duration: 100 * time.Millisecond, db: "0", prefix: "t:", mixFlag: "set",
 	}
 }
 
@@ -229,6 +240,9 @@ func TestReplicationModesUsage(t *testing.T) {
 		{"invalidation", "-replica", "127.0.0.1"},
 		{"invalidation", "-primary", "127.0.0.1:7000", "-replica", "127.0.0.1:7000"},
 		{"invalidation", "-db", "*"},
+		{"invalidation", "-mix", "set,nope"},
+		{"invalidation", "-mix", ""},
+		{"invalidation", "-mix", "setrange", "-size", "0"},
 		{"catchup", "-conns", "0"},
 		{"catchup", "-poll", "-1s"},
 		{"catchup", "-catchup-timeout", "0s"},
@@ -254,5 +268,329 @@ func TestInvalidationTotal(t *testing.T) {
 		if got := c.total(); got != tc.want {
 			t.Errorf("rate %d, msgs %d, duration %v: total %d, want %d", tc.rate, tc.msgs, tc.d, got, tc.want)
 		}
+	}
+}
+
+// mustMix parses a -mix value that the test knows to be valid.
+func mustMix(t *testing.T, s string) []*writeKind {
+	t.Helper()
+	mix, err := parseMix(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mix
+}
+
+// allKinds is a -mix of every write kind.
+const allKinds = "set,incr,append,setrange,incrbyfloat,mset,getset,setex"
+
+func TestParseMix(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		bad  string // the kind the usage error must name
+	}{
+		{in: "set", want: []string{"set"}},
+		{in: allKinds, want: strings.Split(allKinds, ",")},
+		{in: " set , incr ", want: []string{"set", "incr"}},
+		{in: "set,set,incr", want: []string{"set", "set", "incr"}},
+		{in: "set,nope", bad: `"nope"`},
+		{in: "SET", bad: `"SET"`},
+		{in: "incrby", bad: `"incrby"`}, // an event name, not a kind
+		{in: "set,,incr", bad: "empty write kind"},
+		{in: "", bad: "empty write kind"},
+		{in: "set,", bad: "empty write kind"},
+	} {
+		mix, err := parseMix(tc.in)
+		if tc.bad != "" {
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), "-mix") {
+				t.Errorf("parseMix(%q) = %v, %v; want a usage error naming %s", tc.in, mixNames(mix), err, tc.bad)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(mixNames(mix), tc.want) {
+			t.Errorf("parseMix(%q) = %v, %v; want %v", tc.in, mixNames(mix), err, tc.want)
+		}
+	}
+}
+
+// TestMixUsage checks that the tool rejects a bad -mix with exit status 2
+// and a message naming the kind.
+func TestMixUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mix", "set,incr,bogus"}, `unknown write kind "bogus"`},
+		{[]string{"-mix", "setrange", "-size", "0"}, "-size of at least 1"},
+	} {
+		var out, errw strings.Builder
+		args := append([]string{"invalidation", "-primary", "127.0.0.1:1", "-replica", "127.0.0.1:2"}, tc.args...)
+		if code := run(args, &out, &errw); code != 2 || !strings.Contains(errw.String(), tc.want) {
+			t.Errorf("run(%q) = %d, stderr %q; want 2 and %q", args, code, errw.String(), tc.want)
+		}
+	}
+}
+
+// TestWriteKinds checks the command each kind sends, the event it
+// expects, and the replies it accepts.
+func TestWriteKinds(t *testing.T) {
+	ok := Value{Kind: '+', Str: []byte("OK")}
+	nilBulk := Value{Kind: '$', Null: true}
+	for _, tc := range []struct {
+		kind   string
+		args   []string
+		events []string // the names it accepts, the expected one first
+		good   []Value
+		bad    []Value
+	}{
+		{"set", []string{"SET", "k", "vvv"}, []string{"set"},
+			[]Value{ok}, []Value{{Kind: ':', Int: 1}, {Kind: '+', Str: []byte("QUEUED")}, nilBulk}},
+		{"incr", []string{"INCR", "k"}, []string{"incrby"},
+			[]Value{{Kind: ':', Int: 1}}, []Value{{Kind: ':', Int: 2}, ok, bulkV("1")}},
+		{"append", []string{"APPEND", "k", "vvv"}, []string{"append"},
+			[]Value{{Kind: ':', Int: 3}}, []Value{{Kind: ':', Int: 6}, ok}},
+		{"setrange", []string{"SETRANGE", "k", "0", "vvv"}, []string{"setrange"},
+			[]Value{{Kind: ':', Int: 3}}, []Value{{Kind: ':', Int: 0}, ok}},
+		{"incrbyfloat", []string{"INCRBYFLOAT", "k", "1.5"}, []string{"incrbyfloat", "set"},
+			[]Value{bulkV("1.5")}, []Value{bulkV("3"), {Kind: ',', Str: []byte("1.5")}, nilBulk, ok}},
+		{"mset", []string{"MSET", "k", "vvv"}, []string{"set"},
+			[]Value{ok}, []Value{{Kind: ':', Int: 1}}},
+		{"getset", []string{"GETSET", "k", "vvv"}, []string{"set"},
+			[]Value{nilBulk, {Kind: '_', Null: true}}, []Value{bulkV("old"), bulkV(""), ok, {Kind: '*', Null: true}}},
+		{"setex", []string{"SETEX", "k", "100", "vvv"}, []string{"set"},
+			[]Value{ok}, []Value{{Kind: ':', Int: 1}}},
+	} {
+		k := mustMix(t, tc.kind)[0]
+		if got := k.args("k", "vvv"); !slices.Equal(got, tc.args) {
+			t.Errorf("%s: command %q, want %q", tc.kind, got, tc.args)
+		}
+		for _, name := range tc.events {
+			if !k.accepts([]byte(name)) {
+				t.Errorf("%s: does not accept the event %q", tc.kind, name)
+			}
+		}
+		for _, name := range []string{"expire", "del", "incrbyfloat", "set", "incrby", "append", "setrange", "sets", ""} {
+			if !slices.Contains(tc.events, name) && k.accepts([]byte(name)) {
+				t.Errorf("%s: accepts the event %q", tc.kind, name)
+			}
+		}
+		for _, v := range tc.good {
+			if err := k.check(v, "vvv"); err != nil {
+				t.Errorf("%s: reply %v: %v", tc.kind, v, err)
+			}
+		}
+		for _, v := range tc.bad {
+			if err := k.check(v, "vvv"); err == nil {
+				t.Errorf("%s: reply %v accepted", tc.kind, v)
+			}
+		}
+	}
+}
+
+// TestTrackerMix feeds a tracker of every kind, two keys each, the events
+// a replica would publish, and checks that each is matched to its key by
+// the name the key's kind expects.
+func TestTrackerMix(t *testing.T) {
+	mix := mustMix(t, allKinds)
+	n := 2 * len(mix)
+	tr := newEventTracker("p:", "0", mix, n)
+	for k := range n {
+		tr.replied[k] = true
+		tr.replyAt[k] = time.Millisecond
+	}
+	ev := func(name string, k int, after time.Duration) {
+		tr.observe(pmsg('>', "__keyevent@0__:"+name, "p:"+strconv.Itoa(k)), tr.replyAt[k]+after)
+	}
+	us := time.Microsecond
+	// Index k is of kind mix[k%8]: 0 and 8 set, 1 and 9 incr, 2 and 10
+	// append, 3 and 11 setrange, 4 and 12 incrbyfloat, 5 and 13 mset, 6
+	// and 14 getset, 7 and 15 setex.
+	ev("set", 0, 10*us)
+	ev("set", 8, 20*us)
+	ev("incrby", 1, 10*us)
+	ev("set", 9, 10*us) // not incr's event: another event, and 9 is lost
+	ev("append", 2, 10*us)
+	ev("append", 10, 30*us)
+	ev("append", 10, 40*us) // a duplicate
+	ev("setrange", 3, 10*us)
+	ev("setrange", 11, 10*us)
+	ev("incrbyfloat", 4, 50*us) // as a Cairn replica publishes it
+	ev("set", 12, 60*us)        // as a Redis replica publishes it
+	ev("set", 5, 10*us)
+	ev("set", 13, 10*us)
+	ev("set", 6, 10*us)
+	ev("set", 14, 10*us)
+	ev("set", 7, 70*us)
+	ev("expire", 7, 80*us) // SETEX's second event: neither duplicate nor foreign
+	ev("set", 15, 70*us)
+	ev("expire", 15, 80*us)
+	tr.observe(pmsg('>', "__keyevent@0__:incrby", "q:1"), 0) // foreign: the mix expects incrby
+	tr.observe(pmsg('>', "__keyevent@0__:expire", "q:1"), 0) // other: the mix expects no expire
+	tr.observe(pmsg('>', "__keyevent@1__:set", "p:0"), 0)    // other: another db
+
+	st, kinds := tr.stats()
+	if st.Expected != 16 || st.Received != 15 || st.Lost != 1 || st.Duplicates != 1 || st.Unmatched != 0 || st.MaxMicros != 70 {
+		t.Errorf("run: %+v", st)
+	}
+	if tr.foreign != 1 || tr.other != 5 || tr.otherKey != 3 {
+		t.Errorf("foreign %d, other %d, other for the run's keys %d; want 1, 5, 3", tr.foreign, tr.other, tr.otherKey)
+	}
+	want := map[string]string{ // sent/received/lost/duplicates/other max
+		"set":         "2/2/0/0/0 20",
+		"incr":        "2/1/1/0/1 10",
+		"append":      "2/2/0/1/0 30",
+		"setrange":    "2/2/0/0/0 10",
+		"incrbyfloat": "2/2/0/0/0 60",
+		"mset":        "2/2/0/0/0 10",
+		"getset":      "2/2/0/0/0 10",
+		"setex":       "2/2/0/0/2 70",
+	}
+	if len(kinds) != len(want) {
+		t.Fatalf("%d kinds, want %d", len(kinds), len(want))
+	}
+	for i, k := range kinds {
+		if k.Kind != mix[i].name {
+			t.Errorf("kind %d is %s, want %s", i, k.Kind, mix[i].name)
+		}
+		got := fmt.Sprintf("%d/%d/%d/%d/%d %.0f", k.Sent, k.Received, k.Lost, k.Duplicates, k.OtherEvents, k.MaxMicros)
+		if got != want[k.Kind] {
+			t.Errorf("%s: %s, want %s", k.Kind, got, want[k.Kind])
+		}
+	}
+}
+
+// TestTrackerRepeatedKind checks that a kind named twice in -mix is
+// counted once, over all its indices.
+func TestTrackerRepeatedKind(t *testing.T) {
+	tr := newEventTracker("p:", "0", mustMix(t, "set,incr,set"), 6)
+	for k := range 6 {
+		tr.replied[k] = true
+		name := "set"
+		if k%3 == 1 {
+			name = "incrby"
+		}
+		tr.observe(pmsg('*', "__keyevent@0__:"+name, "p:"+strconv.Itoa(k)), 0)
+	}
+	_, kinds := tr.stats()
+	if len(kinds) != 2 || kinds[0].Kind != "set" || kinds[0].Sent != 4 || kinds[0].Received != 4 ||
+		kinds[1].Kind != "incr" || kinds[1].Sent != 2 || kinds[1].Received != 2 {
+		t.Errorf("got %+v", kinds)
+	}
+}
+
+// fakeWrites makes f's primary answer the write kinds' commands as Redis
+// does on new keys and send the events a Redis replica would publish:
+// set for INCRBYFLOAT (Redis replicates it as a SET) and set then expire
+// for SETEX.
+func fakeWrites(f *fakePair, events chan Value) {
+	ev := func(name, key string) { events <- pmsg('*', "__keyevent@0__:"+name, key) }
+	f.onSet = func(key string) { ev("set", key) }
+	f.onCommand = func(args []string) []byte {
+		switch strings.ToUpper(args[0]) {
+		case "INCR":
+			ev("incrby", args[1])
+			return []byte(":1\r\n")
+		case "APPEND":
+			ev("append", args[1])
+			return fmt.Appendf(nil, ":%d\r\n", len(args[2]))
+		case "SETRANGE":
+			ev("setrange", args[1])
+			return fmt.Appendf(nil, ":%d\r\n", len(args[3]))
+		case "INCRBYFLOAT":
+			ev("set", args[1])
+			return bulk(args[2])
+		case "MSET":
+			ev("set", args[1])
+			return []byte("+OK\r\n")
+		case "GETSET":
+			ev("set", args[1])
+			return []byte("$-1\r\n")
+		case "SETEX":
+			ev("set", args[1])
+			ev("expire", args[1])
+			return []byte("+OK\r\n")
+		}
+		return nil
+	}
+}
+
+// TestInvalidationFakeMix runs the mode with every write kind against a
+// fake pair that answers and publishes as a Redis pair does.
+func TestInvalidationFakeMix(t *testing.T) {
+	f := newFakePair(t, 1000, 0)
+	events := make(chan Value, 10000)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	f.onReplica = subscribeHook(events, stop)
+	fakeWrites(f, events)
+	cfg := invalidationCfg(f)
+	cfg.quiet = true
+	cfg.drain = 300 * time.Millisecond
+	cfg.mixFlag = allKinds
+	r, err := runInvalidation(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Writes != 200 || r.Expected != 200 || r.Received != 200 || r.Lost != 0 || r.Duplicates != 0 ||
+		r.ForeignEvents != 0 || r.OtherEvents != 25 || r.OtherKeyEvents != 25 || r.Unexpected != 0 {
+		t.Errorf("got %+v", r)
+	}
+	if f.sets.Load() != 26 { // 25 SETs and the probe
+		t.Errorf("the server saw %d SETs, want 26", f.sets.Load())
+	}
+	if !slices.Equal(r.Mix, strings.Split(allKinds, ",")) || len(r.Kinds) != 8 {
+		t.Fatalf("mix %v, %d kinds", r.Mix, len(r.Kinds))
+	}
+	for _, k := range r.Kinds {
+		wantOther := int64(0)
+		if k.Kind == "setex" {
+			wantOther = 25
+		}
+		if k.Sent != 25 || k.Received != 25 || k.Lost != 0 || k.OtherEvents != wantOther {
+			t.Errorf("%+v", k)
+		}
+	}
+	table := writeTableString(r)
+	for _, want := range []string{"-mix " + allKinds, "__keyevent@0__:*", "incrbyfloat -> incrbyfloat|set", "other events 25"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+
+	// The JSON keeps the fields of -mix set runs and adds the mix's.
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"p50_us", "p99_us", "max_us", "events_lost", "events_expected", "duplicates",
+		"foreign_set_events", "other_events", "set_p99_us", "writes", "mix", "kinds", "other_key_events"} {
+		if _, ok := m[field]; !ok {
+			t.Errorf("JSON lacks %q: %s", field, b)
+		}
+	}
+}
+
+// TestInvalidationFakeBadReply checks that a reply the kind does not
+// expect fails the run with the command and key named.
+func TestInvalidationFakeBadReply(t *testing.T) {
+	f := newFakePair(t, 1000, 0)
+	events := make(chan Value, 10000)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	f.onReplica = subscribeHook(events, stop)
+	fakeWrites(f, events)
+	f.onCommand = func(args []string) []byte { return bulk("old") } // GETSET of a key that existed
+	cfg := invalidationCfg(f)
+	cfg.quiet = true
+	cfg.mixFlag = "getset"
+	_, err := runInvalidation(cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "GETSET t:") || !strings.Contains(err.Error(), "want nil") {
+		t.Fatalf("got %v", err)
 	}
 }

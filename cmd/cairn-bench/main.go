@@ -42,7 +42,7 @@ var modes = []struct{ name, desc string }{
 	{"fanout", "one publisher, many subscribers by channel and by pattern: delivered msgs/s and losses"},
 	{"patterns", "one subscriber with many non-matching patterns: PUBLISH/s"},
 	{"stall", "PUBLISH latency with healthy subscribers, then with one that never reads"},
-	{"invalidation", "SETs on a primary at a fixed rate: latency and losses of their set events on a replica"},
+	{"invalidation", "writes (SETs, or the -mix of string commands) on a primary at a fixed rate: latency and losses of their keyspace events on a replica"},
 	{"catchup", "a burst of pipelined SETs on a primary: SET/s and the time until the replica's offset catches up"},
 }
 
