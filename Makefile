@@ -41,10 +41,10 @@ test-unit:
 test-e2e:
 	CAIRN_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 420s ./tests/...
 
+# bench runs every benchmark beside redis-server and regenerates
+# docs/BENCHMARKS.md from their tables.
 bench: deps build
-	./scripts/bench.sh
-	./scripts/bench-pubsub.sh
-	./scripts/bench-replication.sh
+	./scripts/benchmarks.sh
 
 STATICCHECK_VERSION := 2026.2.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck

@@ -7,6 +7,9 @@
 #                 (PSUBSCRIBE __keyevent@0__:*) times each set event from
 #                 the moment the SET's reply reached the writer
 #                 (cairn-bench invalidation).
+#   invmix        the same with a mix of writes, one kind per key in turn
+#                 (BENCH_INV_MIX: SET INCR APPEND SETRANGE INCRBYFLOAT MSET
+#                 GETSET SETEX), each timed to its own event (-mix).
 #   catchup       BENCH_CATCHUP_REQUESTS pipelined SETs on 50 connections,
 #                 as fast as the primary answers; then the time until the
 #                 replica's slave_repl_offset reaches the primary's
@@ -44,6 +47,7 @@ CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
 INV_RATE=${BENCH_INV_RATE:-5000}
 INV_WRITERS=${BENCH_INV_WRITERS:-4}
 INV_DURATION=${BENCH_INV_DURATION:-10s}
+INV_MIX=${BENCH_INV_MIX:-set,incr,append,setrange,incrbyfloat,mset,getset,setex}
 CATCHUP_REQUESTS=${BENCH_CATCHUP_REQUESTS:-200000}
 CATCHUP_CONNS=${BENCH_CATCHUP_CONNS:-50}
 CATCHUP_PIPELINE=${BENCH_CATCHUP_PIPELINE:-16}
@@ -126,14 +130,15 @@ go build -o bin/cairn ./cmd/cairn
 go build -o bin/cairn-bench ./cmd/cairn-bench
 
 mkdir -p "$work/res"
-# bench mode server run args... -> $work/res/mode-server-run.json (a JSON
-# summary, {"error": ...} if the mode failed, empty if it did not finish).
+# bench name mode server run args... -> $work/res/name-server-run.json (a
+# JSON summary of cairn-bench mode, {"error": ...} if it failed, empty if
+# it did not finish).
 bench() {
-	local mode=$1 server=$2 run=$3; shift 3
-	local out="$work/res/$mode-$server-$run.json"
-	log "run $run/$RUNS: $mode on $server"
+	local name=$1 mode=$2 server=$3 run=$4; shift 4
+	local out="$work/res/$name-$server-$run.json"
+	log "run $run/$RUNS: $name on $server"
 	timeout "$TOOL_TIMEOUT" taskset -c "$CLIENT_CPU" bin/cairn-bench "$mode" "$@" -json \
-		>"$out" 2>"$work/res/$mode-$server-$run.log" || echo "$?" >"$out.status"
+		>"$out" 2>"$work/res/$name-$server-$run.log" || echo "$?" >"$out.status"
 }
 
 cp=$(free_port); start_cairn "$cp"
@@ -146,13 +151,14 @@ wait_synced "$rr"
 inv_args=(-rate "$INV_RATE" -writers "$INV_WRITERS" -duration "$INV_DURATION")
 catchup_args=(-conns "$CATCHUP_CONNS" -requests "$CATCHUP_REQUESTS" -pipeline "$CATCHUP_PIPELINE" -catchup-timeout 60s)
 for run in $(seq 1 "$RUNS"); do
-	for mode in invalidation catchup; do
-		case $mode in
-		invalidation) args=("${inv_args[@]}") ;;
-		catchup) args=("${catchup_args[@]}") ;;
+	for name in invalidation invmix catchup; do
+		case $name in
+		invalidation) mode=invalidation args=("${inv_args[@]}") ;;
+		invmix) mode=invalidation args=("${inv_args[@]}" -mix "$INV_MIX") ;;
+		catchup) mode=catchup args=("${catchup_args[@]}") ;;
 		esac
-		bench "$mode" cairn "$run" -primary "127.0.0.1:$cp" -replica "127.0.0.1:$cr" "${args[@]}"
-		bench "$mode" redis "$run" -primary "127.0.0.1:$rp" -replica "127.0.0.1:$rr" "${args[@]}"
+		bench "$name" "$mode" cairn "$run" -primary "127.0.0.1:$cp" -replica "127.0.0.1:$cr" "${args[@]}"
+		bench "$name" "$mode" redis "$run" -primary "127.0.0.1:$rp" -replica "127.0.0.1:$rr" "${args[@]}"
 	done
 done
 stop "$cr"; stop "$cp"; stop "$rr"; stop "$rp"
@@ -236,13 +242,14 @@ EOF
 fi
 
 python3 - "$work/res" "$RUNS" "$CLIENT_CPU" "$SERVER_CPU" "$INV_RATE" "$INV_WRITERS" "$INV_DURATION" \
-	"$CATCHUP_REQUESTS" "$CATCHUP_CONNS" "$CATCHUP_PIPELINE" "$FULLSYNC_MB" "$FULLSYNC_VALUE" "$FULLSYNC_RUNS" <<'EOF'
+	"$CATCHUP_REQUESTS" "$CATCHUP_CONNS" "$CATCHUP_PIPELINE" "$FULLSYNC_MB" "$FULLSYNC_VALUE" "$FULLSYNC_RUNS" "$INV_MIX" <<'EOF'
 import json, os, statistics, sys
 
 resdir, runs, client_cpu, server_cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 inv_rate, inv_writers, inv_duration = sys.argv[5:8]
 cu_requests, cu_conns, cu_pipeline = sys.argv[8:11]
 fs_mb, fs_value, fs_runs = int(sys.argv[11]), int(sys.argv[12]), int(sys.argv[13])
+inv_mix = sys.argv[14]
 
 
 def read(base):
@@ -293,7 +300,7 @@ def na(err):
     return "n/a (" + err.replace("|", "\\|") + ")"
 
 
-data = {m: {s: load(m, s) for s in ("cairn", "redis")} for m in ("invalidation", "catchup", "fullsync")}
+data = {m: {s: load(m, s) for s in ("cairn", "redis")} for m in ("invalidation", "invmix", "catchup", "fullsync")}
 rows = []
 
 
@@ -343,6 +350,12 @@ row("invalidation: events that came before their SET's reply (%)", "invalidation
     lambda d: 100 * d["events_before_reply"] / max(d["events_received"], 1), one, ratio=False)
 row("invalidation: SET round trip p99 µs on the primary", "invalidation", lambda d: d["set_p99_us"], ints)
 row("invalidation: SET/s achieved", "invalidation", lambda d: d["writes_per_sec"], ints)
+row(f"invalidation, mixed writes ({inv_mix.replace(',', ' ')}; each timed to its own event): p50 µs",
+    "invmix", lambda d: d["p50_us"], ints)
+row("invalidation, mixed writes: p99 µs", "invmix", lambda d: d["p99_us"], ints,
+    target="≤ 2× Redis", check=lambda c, r: None if c is None or r is None else c <= 2 * r)
+row("invalidation, mixed writes: events lost (worst run)", "invmix", lambda d: d["events_lost"], ints, agg=max,
+    ratio=False, target="0", check=lambda c, r: None if c is None else c == 0)
 row(f"catchup: SET/s ({cu_requests} SET, {cu_conns} connections, pipeline {cu_pipeline})",
     "catchup", lambda d: d["sets_per_sec"], ints)
 row("catchup: ms from the last SET reply until the replica's offset equals the primary's",
