@@ -136,10 +136,12 @@ type Client struct {
 	// subs is the number of subscriptions held; only the connection's
 	// goroutine touches it.
 	subs int
-	// multi is the open transaction (nil outside MULTI) and watched the
-	// keys WATCHed; only the connection's goroutine touches them.
+	// multi is the open transaction (nil outside MULTI), watched the keys
+	// WATCHed, and group the batch of the pipelined requests being run
+	// together; only the connection's goroutine touches them.
 	multi   *multiState
 	watched []watchedKey
+	group   *txnBatch
 	// watchTouched is set by any goroutine committing a write to a
 	// watched key.
 	watchTouched atomic.Bool
@@ -270,7 +272,9 @@ type Ctx struct {
 	locked bool           // the command holds its key locks
 	events []notify.Event // events of committed writes, not yet published
 	staged []notify.Event // events of the batch being built
-	txn    *txnBatch      // set while EXEC runs the queued commands
+	// txn is the shared batch of EXEC or of a pipelined group; the
+	// command then holds its keys' locks already.
+	txn *txnBatch
 }
 
 // nowMs returns the command time in Unix milliseconds.
@@ -359,13 +363,11 @@ func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 			return k, nil
 		}
 	}
-	saved := c.staged // a command's own staged events wait for its own batch
-	if c.txn == nil {
-		c.staged = nil
-	}
 	b := c.newBatch(k.m.Type, storage.CmdExpired)
-	c.del(b, key, &k, notify.CodeExpired)
 	if c.txn == nil {
+		saved := c.staged // the command's own staged events wait for its batch
+		c.staged = nil
+		c.del(b, key, &k, notify.CodeExpired)
 		_, err := c.Env.Store.Commit(b)
 		if err == nil {
 			c.events = append(c.events, c.staged...)
@@ -374,6 +376,8 @@ func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 		if err != nil {
 			return keyState{}, err
 		}
+	} else {
+		c.del(b, key, &k, notify.CodeExpired)
 	}
 	c.Env.Stats.ExpiredKeys.Add(1)
 	if !c.locked {

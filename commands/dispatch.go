@@ -73,7 +73,7 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		cl.multi.queue(spec, args, w)
 		return
 	}
-	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now})
+	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil})
 }
 
 // unknownCommand renders Redis's unknown-command error; like Redis's

@@ -13,8 +13,9 @@ import (
 // Ctx and move to the publish list when the batch commits; they are
 // published in order when the command releases its key locks, after the
 // commit and before anyone else can write those keys. A failed commit
-// publishes nothing. Inside EXEC the transaction's batch collects every
-// command's records and its events wait for the transaction's commit.
+// publishes nothing. Inside EXEC, or in a group of pipelined requests, one
+// batch collects every command's records and its events wait for that
+// batch's commit.
 
 // eventClasses are the flags that enable some event; K and E only select
 // channels.
@@ -78,8 +79,12 @@ func (c *Ctx) stage(b *storage.Batch, key []byte, codes []notify.Code) {
 	f := c.Env.Notify.Flags()
 	var buf [4]notify.Code
 	enabled := buf[:0]
+	staged := &c.staged
+	if c.txn != nil {
+		staged = &c.txn.events
+	}
 	for _, code := range codes {
-		c.staged = append(c.staged, code.Event(c.ns(), key))
+		*staged = append(*staged, code.Event(c.ns(), key))
 		if f&code.Class() != 0 {
 			enabled = append(enabled, code)
 		}
@@ -98,7 +103,7 @@ func (c *Ctx) miss(key []byte) {
 	ev := notify.CodeKeyMiss.Event(c.ns(), key)
 	switch {
 	case c.txn != nil:
-		c.staged = append(c.staged, ev) // in command order with the writes
+		c.txn.events = append(c.txn.events, ev) // in command order with the writes
 	case c.locked:
 		c.events = append(c.events, ev)
 	default:

@@ -33,6 +33,12 @@ type conn struct {
 
 	deadlineSet bool // an idle-timeout read deadline is armed
 
+	// ahead is a request read past a pipelined group that could not join
+	// it, and aheadErr the read error that ended a group; read returns
+	// them first.
+	ahead    [][]byte
+	aheadErr error
+
 	// subscribed is true while the connection holds a subscription; it
 	// selects the pubsub class of client-output-buffer-limit.
 	subscribed atomic.Bool
@@ -139,7 +145,7 @@ func (c *conn) serve() {
 			}
 		}
 		c.r.SetAuthRequired(!c.client.Authed)
-		args, err := c.r.ReadCommand()
+		args, err := c.read()
 		if err == nil && c.ob != nil {
 			c.ob.begin()
 		}
@@ -152,7 +158,7 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
-		if !c.dispatch(args) {
+		if !c.dispatchPipelined(args) {
 			c.flush()
 			return
 		}
@@ -187,20 +193,64 @@ func (c *conn) handoff(h func(net.Conn, func() ([][]byte, error))) {
 	h(c.nc, c.r.ReadCommand)
 }
 
+// read returns the next request: the one read ahead by the last
+// pipelined group (or the error that ended its reading), else a new one.
+func (c *conn) read() ([][]byte, error) {
+	if args, err := c.ahead, c.aheadErr; args != nil || err != nil {
+		c.ahead, c.aheadErr = nil, nil
+		return args, err
+	}
+	return c.r.ReadCommand()
+}
+
+// dispatchPipelined runs args, together with the requests the client has
+// already pipelined behind it when they can share one batch
+// (commands.Groupable): a pipeline of writes then costs one commit. The
+// first request that cannot join, or a read error, is kept for the next
+// read.
+func (c *conn) dispatchPipelined(args [][]byte) bool {
+	if c.ob != nil || c.r.Buffered() == 0 || !commands.Groupable(args) {
+		return c.dispatch(args)
+	}
+	reqs := [][][]byte{args}
+	for len(reqs) < commands.MaxPipelineGroup && c.r.Buffered() > 0 {
+		next, err := c.r.ReadCommand()
+		if err != nil {
+			c.aheadErr = err
+			break
+		}
+		if !commands.Groupable(next) {
+			c.ahead = next
+			break
+		}
+		reqs = append(reqs, next)
+	}
+	if len(reqs) == 1 {
+		return c.dispatch(args)
+	}
+	return c.run(reqs[0][0], func() { c.s.env.DispatchGroup(c.client, c.w, reqs) })
+}
+
 // dispatch runs one command. A panic in a handler is a bug: it is logged
 // with its stack, the client gets an error and the connection is closed
 // (reported as false), and the server keeps serving everyone else. Key
 // locks are released by the handlers' deferred unlocks.
-func (c *conn) dispatch(args [][]byte) (ok bool) {
+func (c *conn) dispatch(args [][]byte) bool {
+	return c.run(args[0], func() { c.s.env.Dispatch(c.client, c.w, args) })
+}
+
+// run runs the dispatch of command name, turning a panic into an error
+// reply and false.
+func (c *conn) run(name []byte, dispatch func()) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.s.log.Error("command panicked; closing the connection", "command", string(args[0]),
+			c.s.log.Error("command panicked; closing the connection", "command", string(name),
 				"client", c.client.Addr, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			c.w.Error("ERR internal error while executing the command (see the server log)")
 			ok = false
 		}
 	}()
-	c.s.env.Dispatch(c.client, c.w, args)
+	dispatch()
 	return true
 }
 
