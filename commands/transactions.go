@@ -165,6 +165,7 @@ type txnBatch struct {
 	overlay map[string]txnKey // by namespace + NUL + key
 	flushed bool              // keys not in overlay are gone
 	events  []notify.Event    // to publish once the batch commits
+	scratch []byte            // get's lookup key
 }
 
 // commit commits the batch if anything was written to it; on an error
@@ -191,10 +192,11 @@ func txnKeyOf(ns string, key []byte) string { return ns + "\x00" + string(key) }
 // get returns what the transaction wrote to key so far; a nil t (no
 // transaction) has written nothing.
 func (t *txnBatch) get(ns string, key []byte) (txnKey, bool) {
-	if t == nil {
+	if t == nil || len(t.overlay) == 0 {
 		return txnKey{}, false
 	}
-	st, ok := t.overlay[txnKeyOf(ns, key)]
+	t.scratch = append(append(append(t.scratch[:0], ns...), 0), key...)
+	st, ok := t.overlay[string(t.scratch)] // no allocation for the lookup
 	return st, ok
 }
 

@@ -82,13 +82,16 @@ func (c *rowCache) put(k, v []byte) {
 	if old, ok := s.m[string(k)]; ok {
 		s.bytes -= int64(len(k) + len(old) + rowEntryOverhead)
 	}
-	// Evict arbitrary entries (map order is random) until it fits.
-	for ek, ev := range s.m {
-		if s.bytes+cost <= c.limit {
-			break
+	// Evict arbitrary entries (map order is random) until it fits; the
+	// check comes first, as starting a map iteration is not free.
+	if s.bytes+cost > c.limit {
+		for ek, ev := range s.m {
+			s.bytes -= int64(len(ek) + len(ev) + rowEntryOverhead)
+			delete(s.m, ek)
+			if s.bytes+cost <= c.limit {
+				break
+			}
 		}
-		s.bytes -= int64(len(ek) + len(ev) + rowEntryOverhead)
-		delete(s.m, ek)
 	}
 	s.m[string(k)] = v
 	s.bytes += cost
