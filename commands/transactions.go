@@ -157,8 +157,9 @@ func cmdUnwatch(c *Ctx) {
 	c.W.OK()
 }
 
-// txnBatch is the batch EXEC builds from its queued commands, with the
-// metadata they wrote so that later commands of the transaction read it.
+// txnBatch is the one batch that EXEC's queued commands, or a group of
+// pipelined requests, write to, with the metadata they wrote so far (read
+// by the later commands) and the events to publish once it commits.
 type txnBatch struct {
 	b       *storage.Batch
 	writes  int
