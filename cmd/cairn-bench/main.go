@@ -1,22 +1,27 @@
 // Command cairn-bench measures Pub/Sub on any Redis-protocol server, the
 // part of a server that redis-benchmark cannot drive because it has no
-// subscribers.
+// subscribers, and runs the throughput suite of redis-benchmark against
+// several servers side by side.
 //
 // Usage:
 //
-//	cairn-bench fanout   -addr 127.0.0.1:6666 -subs 100 -pattern-subs 50 -msgs 20000 -size 64
-//	cairn-bench patterns -addr 127.0.0.1:6666 -patterns 1000 -msgs 100000
-//	cairn-bench stall    -addr 127.0.0.1:6666 -msgs 10000 -rate 2000 -size 4096
+//	cairn-bench fanout     -addr 127.0.0.1:6666 -subs 100 -pattern-subs 50 -msgs 20000 -size 64
+//	cairn-bench patterns   -addr 127.0.0.1:6666 -patterns 1000 -msgs 100000
+//	cairn-bench stall      -addr 127.0.0.1:6666 -msgs 10000 -rate 2000 -size 4096
+//	cairn-bench throughput -addr 127.0.0.1:6379,127.0.0.1:6666 -names redis,cairn -tests set,get -pipelines 1,16 -cpu 0
 //
 // fanout measures how fast one publisher's messages reach many subscribers,
 // some by channel and some by pattern; patterns measures PUBLISH with one
 // subscriber holding many patterns that do not match; stall measures
-// PUBLISH latency before and after a subscriber stops reading its socket.
-// Every mode is bounded by its message count and by -duration-limit, prints
-// a progress line to stderr at most once a second, and ends with a summary
-// table on stdout (a JSON object with -json). The tool speaks RESP2 over
-// plain TCP with its own writer and parser (resp.go) and connects only to
-// loopback addresses unless -allow-remote is given.
+// PUBLISH latency before and after a subscriber stops reading its socket;
+// throughput runs redis-benchmark on each -addr server in turn and compares
+// their median req/s with the first one's. Every mode is bounded by its
+// message or request count and by -duration-limit (throughput: per
+// redis-benchmark invocation), prints a progress line to stderr at most
+// once a second, and ends with a summary table on stdout (a JSON object
+// with -json). The tool speaks RESP2 over plain TCP with its own writer and
+// parser (resp.go) and connects only to loopback addresses unless
+// -allow-remote is given.
 package main
 
 import (
@@ -44,6 +49,7 @@ var modes = []struct{ name, desc string }{
 	{"stall", "PUBLISH latency with healthy subscribers, then with one that never reads"},
 	{"invalidation", "writes (SETs, or the -mix of string commands) on a primary at a fixed rate: latency and losses of their keyspace events on a replica"},
 	{"catchup", "a burst of pipelined SETs on a primary: SET/s and the time until the replica's offset catches up"},
+	{"throughput", "the throughput suite wrapping redis-benchmark, on several servers side by side: median req/s and ratios to the first"},
 }
 
 func usage(w io.Writer) {
@@ -96,6 +102,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg := &catchupConfig{common: &c}
 		cfg.register(fs)
 		bench = func() (report, error) { return runCatchup(cfg, stderr) }
+	case "throughput":
+		cfg := &throughputConfig{common: &c}
+		cfg.register(fs)
+		bench = func() (report, error) { return runThroughput(cfg, stderr) }
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0
