@@ -149,7 +149,20 @@ func Lookup(name []byte) *Spec {
 	if s, ok := table[string(name)]; ok {
 		return s
 	}
-	return table[strings.ToLower(string(name))]
+	// Fold ASCII case only, as Redis's strcasecmp does, without allocating
+	// for names of a usual length.
+	var buf [32]byte
+	lower := buf[:0]
+	if len(name) > len(buf) {
+		lower = make([]byte, 0, len(name))
+	}
+	for _, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	return table[string(lower)]
 }
 
 // All returns every top-level spec sorted by name.

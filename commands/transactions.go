@@ -346,19 +346,20 @@ func Groupable(args [][]byte) bool {
 // a replica run the requests one by one.
 func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	writes := 0
-	var keys [][]byte
 	for _, args := range reqs {
-		spec := Lookup(args[0])
-		if spec.Flags&FlagWrite != 0 {
+		if Lookup(args[0]).Flags&FlagWrite != 0 {
 			writes++
 		}
-		keys = append(keys, spec.Keys(args)...)
 	}
 	if writes < 2 || cl.multi != nil || cl.subs > 0 || !cl.Authed || (e.Repl != nil && e.Repl.IsReplica()) {
 		for _, args := range reqs {
 			e.Dispatch(cl, w, args)
 		}
 		return
+	}
+	var keys [][]byte
+	for _, args := range reqs {
+		keys = append(keys, Lookup(args[0]).Keys(args)...)
 	}
 	unlock := e.Store.Locks.Lock(cl.Namespace, keys...)
 	defer unlock()
