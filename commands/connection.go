@@ -70,7 +70,7 @@ func cmdReset(c *Ctx) {
 		c.Env.PubSub.Drop(c.Client.Subscriber)
 	}
 	c.Client.subs = 0
-	c.Client.multi = nil
+	c.Client.setMulti(nil)
 	c.Env.Clients.unwatch(c.Client)
 	c.W.Proto = 2
 	c.Client.SetProto(2)

@@ -145,6 +145,9 @@ type Client struct {
 	// watchTouched is set by any goroutine committing a write to a
 	// watched key.
 	watchTouched atomic.Bool
+	// multiQueued is 1 + the number of commands queued in MULTI (0
+	// outside), for CLIENT LIST from other goroutines.
+	multiQueued atomic.Int32
 
 	mu       sync.Mutex
 	name     string
@@ -193,9 +196,16 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	if c.OutputPending != nil {
 		omem = c.OutputPending()
 	}
-	flags := "N"
+	flags := ""
 	if sub+psub+ssub > 0 {
-		flags = "P"
+		flags += "P"
+	}
+	multi := c.multiQueued.Load() - 1 // -1 outside MULTI
+	if multi >= 0 {
+		flags += "x"
+	}
+	if flags == "" {
+		flags = "N"
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -211,9 +221,9 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	if ns == "" {
 		ns = defaultNamespaceName
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
 		c.ID, c.Addr, c.LAddr, c.FD, c.name, int64(now.Sub(c.Created).Seconds()), int64(now.Sub(c.lastSeen).Seconds()),
-		flags, sub, psub, ssub, omem, last, proto, ns)
+		flags, sub, psub, ssub, multi, omem, last, proto, ns)
 }
 
 // ClientRegistry is the set of connected clients, for CLIENT LIST/KILL

@@ -70,7 +70,7 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	}
 	cl.Touch(spec.FullName(), now)
 	if cl.multi != nil && !immediateInMulti[spec.parentName()] {
-		cl.multi.queue(spec, args, w)
+		cl.queue(spec, args, w)
 		return
 	}
 	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil})

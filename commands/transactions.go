@@ -39,15 +39,22 @@ type queuedCommand struct {
 // instead of queueing them, as in Redis.
 var immediateInMulti = map[string]bool{"exec": true, "discard": true, "multi": true, "watch": true, "quit": true, "reset": true}
 
-// queue adds a command to cl's transaction and replies +QUEUED. The
-// arguments are copied: the request buffer they alias is reused.
-func (m *multiState) queue(spec *Spec, args [][]byte, w interface{ SimpleString(string) }) {
-	own := make([][]byte, len(args))
-	for i, a := range args {
-		own[i] = append([]byte(nil), a...)
-	}
-	m.queued = append(m.queued, queuedCommand{spec, own})
+// queue adds a command to the client's open transaction and replies
+// +QUEUED.
+func (c *Client) queue(spec *Spec, args [][]byte, w *resp.Writer) {
+	c.multi.queued = append(c.multi.queued, queuedCommand{spec, args})
+	c.multiQueued.Add(1)
 	w.SimpleString("QUEUED")
+}
+
+// setMulti opens (m) or ends (nil) the client's transaction.
+func (c *Client) setMulti(m *multiState) {
+	c.multi = m
+	if m == nil {
+		c.multiQueued.Store(0)
+	} else {
+		c.multiQueued.Store(1)
+	}
 }
 
 func cmdMulti(c *Ctx) {
@@ -55,7 +62,7 @@ func cmdMulti(c *Ctx) {
 		c.W.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	c.Client.multi = &multiState{}
+	c.Client.setMulti(&multiState{})
 	c.W.OK()
 }
 
@@ -64,7 +71,7 @@ func cmdDiscard(c *Ctx) {
 		c.W.Error("ERR DISCARD without MULTI")
 		return
 	}
-	c.Client.multi = nil
+	c.Client.setMulti(nil)
 	c.Env.Clients.unwatch(c.Client)
 	c.W.OK()
 }
@@ -80,7 +87,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("ERR EXEC without MULTI")
 		return
 	}
-	cl.multi = nil
+	cl.setMulti(nil)
 	defer c.Env.Clients.unwatch(cl)
 	if m.dirty {
 		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
