@@ -127,6 +127,9 @@ func FuzzConnection(f *testing.F) {
 		"\"unbalanced\r\n",
 		"CONFIG SET hz 0 maxclients -1\r\nNAMESPACE ADD a b\r\nAUTH x y z\r\n",
 		"FLUSHDB ASYNC\r\nDBSIZE\r\nRANDOMKEY\r\nTYPE k\r\n",
+		"WATCH k\r\nMULTI\r\nSET k 1\r\nINCR k\r\nMULTI\r\nGET\r\nEXEC\r\nEXEC\r\nDISCARD\r\n",
+		"MULTI\r\nSET a 1 PXAT 1\r\nCOPY a b\r\nFLUSHDB\r\nDBSIZE\r\nSET c 1\r\nEXEC\r\nUNWATCH\r\n",
+		"SET a 1\r\nINCR a\r\nGET a\r\nAPPEND b x\r\nRENAME b c\r\nDEL a c\r\nPING\r\nSET d 1\r\nSET d 2\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
