@@ -942,3 +942,45 @@ func TestReplicationServeStaleData(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicationTransactions: a transaction is one batch on the replica
+// too, WATCH on a replica sees the primary's writes, and a replica queues
+// no write.
+func TestReplicationTransactions(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	waitCaughtUp(t, pc, rc)
+	before := stat(t, pc, "replication", "master_repl_offset")
+	pr := p.Raw()
+	for _, step := range [][2]string{
+		{"MULTI", "+OK\r\n"}, {"SET a 1", "+QUEUED\r\n"}, {"INCR a", "+QUEUED\r\n"}, {"RENAME a b", "+QUEUED\r\n"},
+		{"EXEC", "*3\r\n+OK\r\n:2\r\n+OK\r\n"},
+	} {
+		if got := pr.Do(strings.Fields(step[0])...); got != step[1] {
+			t.Fatalf("primary %s: %q, want %q", step[0], got, step[1])
+		}
+	}
+	if got := stat(t, pc, "replication", "master_repl_offset"); got != before+1 {
+		t.Fatalf("the transaction took %d batches, want 1", got-before)
+	}
+	waitCaughtUp(t, pc, rc)
+	rr := r.Raw()
+	for _, step := range [][2]string{
+		{"MULTI", "+OK\r\n"}, {"GET b", "+QUEUED\r\n"}, {"EXISTS a", "+QUEUED\r\n"}, {"EXEC", "*2\r\n$1\r\n2\r\n:0\r\n"},
+		{"MULTI", "+OK\r\n"}, {"SET x 1", "-READONLY You can't write against a read only replica.\r\n"},
+		{"EXEC", "-EXECABORT Transaction discarded because of previous errors.\r\n"},
+		{"WATCH b", "+OK\r\n"},
+	} {
+		if got := rr.Do(strings.Fields(step[0])...); got != step[1] {
+			t.Fatalf("replica %s: %q, want %q", step[0], got, step[1])
+		}
+	}
+	must(t, pc.Set(ctx(t), "b", "3", 0).Err())
+	waitCaughtUp(t, pc, rc)
+	for _, step := range [][2]string{{"MULTI", "+OK\r\n"}, {"GET b", "+QUEUED\r\n"}, {"EXEC", "*-1\r\n"}} {
+		if got := rr.Do(strings.Fields(step[0])...); got != step[1] {
+			t.Fatalf("replica after the primary wrote a watched key, %s: %q, want %q", step[0], got, step[1])
+		}
+	}
+}
