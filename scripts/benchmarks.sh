@@ -13,7 +13,7 @@ doc=${BENCH_DOC:-docs/BENCHMARKS.md}
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-when="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' with local changes')"
+when="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ":(exclude)$doc" 2>/dev/null || echo ' with local changes')"
 machine="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(redis-server --version | awk '{print $1" "$2" "$3}')"
 
 section() { # title command description
