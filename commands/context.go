@@ -132,6 +132,10 @@ type Client struct {
 	CanHandoff bool
 	// ReplicaPort is the port a replica announced with REPLCONF.
 	ReplicaPort int
+	// Committed is set when one of the connection's commands commits a
+	// write; the server clears it when it writes the replies (it lets the
+	// replication feeders send first, see server).
+	Committed bool
 
 	// subs is the number of subscriptions held; only the connection's
 	// goroutine touches it.
@@ -424,6 +428,7 @@ func (c *Ctx) commit(b *storage.Batch) bool {
 		return false
 	}
 	c.Env.Faults.afterCommit()
+	c.Client.Committed = true
 	c.events = append(c.events, c.staged...)
 	c.staged = c.staged[:0]
 	return true

@@ -126,6 +126,7 @@ func cmdExec(c *Ctx) {
 		c.storageError(err)
 		return
 	}
+	cl.Committed = cl.Committed || t.writes > 0
 	c.events = append(c.events, t.events...)
 }
 
@@ -387,6 +388,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		}
 		return
 	}
+	cl.Committed = cl.Committed || t.writes > 0
 	for _, ev := range t.events {
 		e.Notify.Emit(ev)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,7 @@ func (c *conn) serve() {
 			return
 		}
 		if c.r.Buffered() == 0 || c.w.Len() >= flushThreshold {
+			c.yieldToFeeders()
 			if !c.flush() {
 				return
 			}
@@ -252,6 +254,20 @@ func (c *conn) run(name []byte, dispatch func()) (ok bool) {
 	}()
 	dispatch()
 	return true
+}
+
+// yieldToFeeders lets the replication feeders, which a commit of this
+// connection has just woken, send the new batches before the replies go
+// out, as Redis propagates before it replies: a replica then applies and
+// publishes the write while its reply travels, not after.
+func (c *conn) yieldToFeeders() {
+	if !c.client.Committed {
+		return
+	}
+	c.client.Committed = false
+	if repl := c.s.env.Repl; repl != nil && repl.HasReplicas() {
+		runtime.Gosched()
+	}
 }
 
 // flush writes the buffered replies, or queues them once the connection
