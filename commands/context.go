@@ -350,11 +350,16 @@ func (c *Ctx) lookup(key []byte) (keyState, error) {
 			return keyState{}, err
 		}
 	}
-	k := keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}
+	k := c.state(m, found)
 	if k.raw && !k.live && c.reclaims() {
 		return c.reclaim(key, k)
 	}
 	return k, nil
+}
+
+// state is the keyState of a metadata record read at the command's time.
+func (c *Ctx) state(m storage.Metadata, found bool) keyState {
+	return keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}
 }
 
 // reclaims reports whether this node deletes expired keys it meets: only
@@ -362,9 +367,9 @@ func (c *Ctx) lookup(key []byte) (keyState, error) {
 func (c *Ctx) reclaims() bool { return c.Env.Repl == nil || !c.Env.Repl.IsReplica() }
 
 // reclaim deletes the expired key k and publishes "expired" for it. A
-// command holding the key's lock reclaims in its own commit (and inside
-// EXEC in the transaction's batch); a lock-free read takes the lock and
-// re-reads first.
+// command holding the key's lock reclaims in a commit of its own (or, in
+// EXEC or a pipelined group, in the shared batch); a lock-free read takes
+// the lock and re-reads first.
 func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 	if !c.locked {
 		unlock := c.Env.Store.Locks.Lock(c.ns(), key)
@@ -373,7 +378,7 @@ func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 		if err != nil {
 			return keyState{}, err
 		}
-		if k = (keyState{m: m, raw: found, live: found && !m.Expired(c.nowMs())}); !k.raw || k.live {
+		if k = c.state(m, found); !k.raw || k.live {
 			return k, nil
 		}
 	}
@@ -416,8 +421,8 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 
 // commit commits b and reports success, writing an error reply on
 // failure. The events staged for b become due for publication; a failed
-// commit drops them. Inside EXEC the transaction's batch is committed by
-// EXEC, after its last command.
+// commit drops them. The shared batch of EXEC or of a pipelined group is
+// committed by its owner, after the last command.
 func (c *Ctx) commit(b *storage.Batch) bool {
 	if c.txn != nil && b == c.txn.b {
 		return true
@@ -438,7 +443,7 @@ func (c *Ctx) commit(b *storage.Batch) bool {
 // of the command; reads then go through the lock-holder's path.
 func (c *Ctx) lock(keys ...[]byte) func() {
 	if c.txn != nil {
-		return func() {} // EXEC holds every key's lock
+		return func() {} // EXEC or the pipelined group holds every key's lock
 	}
 	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
 }

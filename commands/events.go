@@ -22,7 +22,8 @@ import (
 const eventClasses = ^(notify.Keyspace | notify.Keyevent)
 
 // newBatch returns the batch a write of cmd adds its records to, after its
-// LogData context: a fresh one, or inside EXEC the transaction's. The
+// LogData context: a fresh one, or the shared batch of EXEC or of a
+// pipelined group (c.txn). The
 // notify bit is set when any event class is on at write time.
 func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 	l := storage.LogData{Type: t, Cmd: cmd}

@@ -121,12 +121,11 @@ func cmdExec(c *Ctx) {
 	c.Args, c.Spec = execArgs, execSpec
 	t := c.txn
 	c.txn = nil
-	if err := t.commit(c.Env); err != nil {
+	if err := t.commit(c.Env, cl); err != nil {
 		c.W.Truncate(mark)
 		c.storageError(err)
 		return
 	}
-	cl.Committed = cl.Committed || t.writes > 0
 	c.events = append(c.events, t.events...)
 }
 
@@ -174,12 +173,12 @@ type txnBatch struct {
 	overlay map[string]txnKey // by namespace + NUL + key
 	flushed bool              // keys not in overlay are gone
 	events  []notify.Event    // to publish once the batch commits
-	scratch []byte            // get's lookup key
+	scratch []byte            // keyOf's buffer
 }
 
-// commit commits the batch if anything was written to it; on an error
-// nothing was applied.
-func (t *txnBatch) commit(e *Env) error {
+// commit commits the batch for cl if anything was written to it; on an
+// error nothing was applied.
+func (t *txnBatch) commit(e *Env, cl *Client) error {
 	if t.writes == 0 {
 		t.b.Discard()
 		return nil
@@ -188,6 +187,7 @@ func (t *txnBatch) commit(e *Env) error {
 		return err
 	}
 	e.Faults.afterCommit()
+	cl.Committed = true
 	return nil
 }
 
@@ -196,7 +196,12 @@ type txnKey struct {
 	exists bool
 }
 
-func txnKeyOf(ns string, key []byte) string { return ns + "\x00" + string(key) }
+// keyOf returns the overlay key of key in ns (namespace, NUL, key) in a
+// buffer reused by the next call.
+func (t *txnBatch) keyOf(ns string, key []byte) []byte {
+	t.scratch = append(append(append(t.scratch[:0], ns...), 0), key...)
+	return t.scratch
+}
 
 // get returns what the transaction wrote to key so far; a nil t (no
 // transaction) has written nothing.
@@ -204,8 +209,7 @@ func (t *txnBatch) get(ns string, key []byte) (txnKey, bool) {
 	if t == nil || len(t.overlay) == 0 {
 		return txnKey{}, false
 	}
-	t.scratch = append(append(append(t.scratch[:0], ns...), 0), key...)
-	st, ok := t.overlay[string(t.scratch)] // no allocation for the lookup
+	st, ok := t.overlay[string(t.keyOf(ns, key))] // no allocation for the lookup
 	return st, ok
 }
 
@@ -219,7 +223,7 @@ func (t *txnBatch) set(ns string, key []byte, st txnKey) {
 	if t.overlay == nil {
 		t.overlay = map[string]txnKey{}
 	}
-	t.overlay[txnKeyOf(ns, key)] = st
+	t.overlay[string(t.keyOf(ns, key))] = st
 	t.writes++
 }
 
@@ -290,13 +294,14 @@ func (r *ClientRegistry) unwatch(cl *Client) {
 	cl.watchTouched.Store(false)
 }
 
-// KeysWritten is the storage WriteObserver that breaks the transactions
+// Watching implements storage.WriteObserver: true while any connection
+// watches a key.
+func (r *ClientRegistry) Watching() bool { return r.watches.n.Load() > 0 }
+
+// Written implements storage.WriteObserver: it breaks the transactions
 // watching the keys a batch wrote (every watcher for a flush).
-func (r *ClientRegistry) KeysWritten(keys iter.Seq[[]byte], flushed bool) {
+func (r *ClientRegistry) Written(keys iter.Seq[[]byte], flushed bool) {
 	w := &r.watches
-	if w.n.Load() == 0 {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if flushed {
@@ -379,7 +384,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		e.Dispatch(cl, w, args)
 	}
 	cl.group = nil
-	if err := t.commit(e); err != nil {
+	if err := t.commit(e, cl); err != nil {
 		e.Log.Error("storage error", "command", "pipelined group", "error", err)
 		w.Truncate(mark)
 		for range reqs {
@@ -388,7 +393,6 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		}
 		return
 	}
-	cl.Committed = cl.Committed || t.writes > 0
 	for _, ev := range t.events {
 		e.Notify.Emit(ev)
 	}

@@ -181,6 +181,9 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 			_ = b.b.Set(countKey(ns), n.encode(), nil)
 		}
 	}
+	// The hook's copy is taken before Apply: b.b's bytes are not reliable
+	// afterwards (passing b.b.Repr() after Apply shipped batches without
+	// their offset record to replicas).
 	var repr []byte
 	if e.hook != nil {
 		repr = append([]byte(nil), b.b.Repr()...)
@@ -200,15 +203,7 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	}
 	e.applyCounts(newCounts)
 	e.applyNamespaces(b.nsSet, b.nsDel)
-	if e.observer != nil {
-		e.observer(func(yield func([]byte) bool) {
-			for _, r := range b.rows {
-				if !yield(r.k) {
-					return
-				}
-			}
-		}, len(b.flush) > 0)
-	}
+	e.observe(b.rows, len(b.flush) > 0)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}

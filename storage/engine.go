@@ -53,10 +53,17 @@ type Options struct {
 type CommitHook func(offset uint64, repr []byte)
 
 // WriteObserver is told, inside the commit section, which keys a committed
-// batch wrote: keys yields the encoded metadata key (MetaKey) of every key
-// the batch set or deleted, and flushed is true when the batch removed
-// whole namespaces. WATCH uses it; it must be cheap and must not block.
-type WriteObserver func(keys iter.Seq[[]byte], flushed bool)
+// batch wrote (WATCH uses it). Both methods must be cheap and must not
+// block.
+type WriteObserver interface {
+	// Watching reports whether the observer wants to hear of writes now;
+	// while it does not, commits skip it at no cost.
+	Watching() bool
+	// Written receives the encoded metadata key (MetaKey) of every key the
+	// batch set or deleted; flushed is true when the batch removed whole
+	// namespaces.
+	Written(keys iter.Seq[[]byte], flushed bool)
+}
 
 // Engine owns the Pebble database and is the one path through which every
 // write passes (Commit). It is safe for concurrent use; callers serialize
@@ -286,6 +293,21 @@ func (e *Engine) SetCommitHook(h CommitHook) {
 	e.commitMu.Lock()
 	e.hook = h
 	e.commitMu.Unlock()
+}
+
+// observe tells the write observer, when it is watching, which metadata
+// keys a committed batch wrote; the caller holds commitMu.
+func (e *Engine) observe(rows []rowUpdate, flushed bool) {
+	if e.observer == nil || !e.observer.Watching() {
+		return
+	}
+	e.observer.Written(func(yield func([]byte) bool) {
+		for _, r := range rows {
+			if !yield(r.k) {
+				return
+			}
+		}
+	}, flushed)
 }
 
 // SetWriteObserver installs the observer of written keys; nil removes it.

@@ -210,15 +210,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	}
 	e.applyCounts(counts)
 	e.applyNamespaces(nsSet, nsDel)
-	if e.observer != nil {
-		e.observer(func(yield func([]byte) bool) {
-			for _, r := range rows {
-				if !yield(r.k) {
-					return
-				}
-			}
-		}, flush)
-	}
+	e.observe(rows, flush)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}

@@ -104,7 +104,7 @@ func run() int {
 		Started: time.Now(),
 		Version: version,
 	}
-	store.SetWriteObserver(env.Clients.KeysWritten)
+	store.SetWriteObserver(env.Clients)
 	replLog, err := replication.OpenLog(replication.LogOptions{
 		Dir:         filepath.Join(dir, "replication-log"),
 		RetainBytes: cfg.Bytes("repl-log-max-bytes"),
