@@ -81,18 +81,13 @@ func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, wan
 	go f.readAcks(readCmd)
 
 	log := n.opts.Log
-	partial := (replID == id || (replID == id2 && want <= second+1)) &&
-		want >= log.First() && want <= log.NextOffset() && (log.First() != 0 || want == log.NextOffset())
 	var reader *LogReader
-	if partial {
-		r, err := log.NewReader(want)
-		if err == nil {
-			reader = r
-		} else {
-			partial = false
-		}
+	if replID == id || (replID == id2 && want <= second+1) {
+		// Nil (a full sync) unless the log still holds want, or want is the
+		// next offset to be written.
+		reader, _ = log.NewReader(want)
 	}
-	if partial {
+	if reader != nil {
 		n.SyncPartialOK.Add(1)
 		n.log.Info("partial resync accepted", "replica", f.name(), "from", want, "replid", replID)
 		if _, err := fmt.Fprintf(nc, "+CONTINUE %s\r\n", id); err != nil {
@@ -140,12 +135,11 @@ func (f *feeder) readAcks(readCmd CommandReader) {
 	}
 }
 
-// write sends bytes under the send timeout: a replica that does not take
+// Write sends bytes under the send timeout: a replica that does not take
 // them in time is dropped, and the primary never waits longer.
-func (f *feeder) write(b []byte) error {
+func (f *feeder) Write(b []byte) (int, error) {
 	f.nc.SetWriteDeadline(time.Now().Add(f.n.opts.SendTimeout))
-	_, err := f.nc.Write(b)
-	return err
+	return f.nc.Write(b)
 }
 
 // stream pushes log entries as they are appended, with heartbeats when
@@ -173,7 +167,7 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 			}
 			return
 		}
-		if err := f.write(buf); err != nil {
+		if _, err := f.Write(buf); err != nil {
 			f.n.log.Warn("dropping replica: send failed", "replica", f.name(), "error", err)
 			return
 		}
@@ -232,8 +226,9 @@ func (f *feeder) fullSync(id string) (*LogReader, error) {
 	}
 	n.log.Info("full sync: sending checkpoint", "replica", f.name(), "offset", offset, "files", len(files), "bytes", total)
 	start, lastLog := time.Now(), time.Now()
-	w := bufio.NewWriterSize(deadlineWriter{f}, 1<<20)
+	w := bufio.NewWriterSize(f, 1<<20)
 	var buf []byte
+	chunk := make([]byte, chunkSize)
 	for i, fi := range files {
 		hdr := binary.BigEndian.AppendUint16(nil, uint16(len(fi.rel)))
 		hdr = append(hdr, fi.rel...)
@@ -245,7 +240,6 @@ func (f *feeder) fullSync(id string) (*LogReader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("replication: open checkpoint file: %w", err)
 		}
-		chunk := make([]byte, chunkSize)
 		for {
 			k, rerr := io.ReadFull(src, chunk)
 			if k > 0 {
@@ -278,13 +272,6 @@ func (f *feeder) fullSync(id string) (*LogReader, error) {
 	n.log.Info("full sync: checkpoint sent", "replica", f.name(), "files", len(files), "bytes", sent,
 		"seconds", fmt.Sprintf("%.2f", secs), "MBps", fmt.Sprintf("%.1f", float64(sent)/1e6/max(secs, 1e-6)))
 	return n.opts.Log.NewReader(offset + 1)
-}
-
-type deadlineWriter struct{ f *feeder }
-
-func (d deadlineWriter) Write(p []byte) (int, error) {
-	d.f.nc.SetWriteDeadline(time.Now().Add(d.f.n.opts.SendTimeout))
-	return d.f.nc.Write(p)
 }
 
 type fileInfo struct {

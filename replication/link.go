@@ -193,7 +193,12 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return err
 	}
-	var out *os.File
+	var out *os.File // the file being received
+	defer func() {
+		if out != nil {
+			out.Close()
+		}
+	}()
 	var remaining, received int64
 	files := 0
 	lastLog := time.Now()
@@ -201,26 +206,17 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 		nc.SetReadDeadline(time.Now().Add(readTimeout))
 		typ, p, err := readFrame(rd)
 		if err != nil {
-			if out != nil {
-				out.Close()
-			}
 			return fmt.Errorf("full sync: %w", err)
 		}
 		switch typ {
 		case frameFile:
-			if out != nil || len(p) < 10 {
+			if out != nil {
 				return fmt.Errorf("%w: unexpected file frame", ErrCorruptStream)
 			}
-			nl := int(binary.BigEndian.Uint16(p))
-			if len(p) != 2+nl+8 {
-				return fmt.Errorf("%w: bad file frame", ErrCorruptStream)
+			var clean string
+			if clean, remaining, err = parseFileFrame(p); err != nil {
+				return err
 			}
-			name := string(p[2 : 2+nl])
-			clean := path.Clean(name)
-			if clean != name || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") || clean == ".." {
-				return fmt.Errorf("%w: unsafe file name %q", ErrCorruptStream, name)
-			}
-			remaining = int64(binary.BigEndian.Uint64(p[2+nl:]))
 			target := filepath.Join(dest, filepath.FromSlash(clean))
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
@@ -239,14 +235,12 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 				return fmt.Errorf("%w: chunk outside a file", ErrCorruptStream)
 			}
 			if _, err := out.Write(p); err != nil {
-				out.Close()
 				return fmt.Errorf("full sync: write: %w", err)
 			}
 			remaining -= int64(len(p))
 			received += int64(len(p))
 			if remaining == 0 {
 				if err := out.Sync(); err != nil {
-					out.Close()
 					return err
 				}
 				out.Close()
@@ -283,6 +277,24 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 			return fmt.Errorf("%w: %q frame during full sync", ErrCorruptStream, typ)
 		}
 	}
+}
+
+// parseFileFrame returns the name and size a full sync's file frame
+// announces. The name must stay inside the checkpoint directory.
+func parseFileFrame(p []byte) (name string, size int64, err error) {
+	if len(p) < 10 {
+		return "", 0, fmt.Errorf("%w: unexpected file frame", ErrCorruptStream)
+	}
+	nl := int(binary.BigEndian.Uint16(p))
+	if len(p) != 2+nl+8 {
+		return "", 0, fmt.Errorf("%w: bad file frame", ErrCorruptStream)
+	}
+	name = string(p[2 : 2+nl])
+	clean := path.Clean(name)
+	if clean != name || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") || clean == ".." {
+		return "", 0, fmt.Errorf("%w: unsafe file name %q", ErrCorruptStream, name)
+	}
+	return clean, int64(binary.BigEndian.Uint64(p[2+nl:])), nil
 }
 
 // ackCoalesce is the shortest interval between two acknowledgements sent

@@ -224,9 +224,8 @@ type Log struct {
 	// mu guards the fields below. It is held only for in-memory work.
 	mu        sync.Mutex
 	closed    bool       // written under wmu and mu
-	first     uint64     // oldest readable offset; == next when empty
 	next      uint64     // offset the next Append must carry; 0: any (unpositioned)
-	segs      []*segment // in offset order; the last is curSeg
+	segs      []*segment // in offset order; the last is curSeg; empty only while unpositioned
 	diskBytes int64
 	ring      entryRing // the hot tail: the newest entries, contiguous, ending at next-1
 	memBytes  int64
@@ -263,7 +262,6 @@ type indexEntry struct {
 
 // removal is a segment dropped from the log whose file is to be removed.
 type removal struct {
-	name       string
 	base, last uint64
 	size       int64
 	reason     string
@@ -349,7 +347,7 @@ func OpenLog(opts LogOptions) (*Log, error) {
 			return nil, fmt.Errorf("replication: log segment %s: open for append: %w", l.segmentPath(last.base), err)
 		}
 		l.cur, l.curSeg = f, last
-		l.first, l.next = l.segs[0].base, last.last+1
+		l.next = last.last + 1
 		l.buffered, l.flushed = last.last, last.last
 	}
 	l.mu.Lock()
@@ -485,7 +483,7 @@ func newSegment(base uint64, now time.Time) *segment {
 		last:    base - 1,
 		size:    segmentHeaderSize,
 		modTime: now,
-		index:   []indexEntry{{off: base, pos: segmentHeaderSize}},
+		index:   []indexEntry{headerEntry(base)},
 	}
 }
 
@@ -615,12 +613,9 @@ func scanSegment(r io.Reader, size int64, fn func(off uint64, payload []byte)) (
 	if err != nil {
 		return 0, segmentScan{}, err
 	}
-	s := segmentScan{last: base - 1, valid: segmentHeaderSize}
+	s := segmentScan{last: base - 1, valid: segmentHeaderSize, index: []indexEntry{headerEntry(base)}}
 	var buf []byte
 	for {
-		if (len(s.index) == 0 || s.valid-s.index[len(s.index)-1].pos >= indexInterval) && s.valid < size {
-			s.index = append(s.index, indexEntry{off: s.last + 1, pos: s.valid})
-		}
 		p, n, err := readRecord(r, size-s.valid, s.last+1, buf)
 		if err == io.EOF {
 			break
@@ -636,14 +631,9 @@ func scanSegment(r io.Reader, size int64, fn func(off uint64, payload []byte)) (
 			fn(s.last+1, p)
 		}
 		buf = p
+		s.index = indexRecord(s.index, s.last+1, s.valid)
 		s.last++
 		s.valid += n
-	}
-	if len(s.index) > 0 && s.index[len(s.index)-1].pos >= s.valid && len(s.index) > 1 {
-		s.index = s.index[:len(s.index)-1] // points past the last valid record
-	}
-	if len(s.index) == 0 {
-		s.index = []indexEntry{{off: base, pos: segmentHeaderSize}}
 	}
 	return base, s, nil
 }
@@ -686,7 +676,7 @@ func (l *Log) unlinkPendingLocked() error {
 			}
 			continue
 		}
-		l.log.Info("replication log: removed segment", "segment", r.name, "first", r.base,
+		l.log.Info("replication log: removed segment", "segment", segmentName(r.base), "first", r.base,
 			"last", r.last, "bytes", r.size, "reason", r.reason)
 	}
 	return first
@@ -715,15 +705,29 @@ func (l *Log) trimLocked(now time.Time) bool {
 		l.segs[0] = nil
 		l.segs = l.segs[1:]
 		l.diskBytes -= s.size
-		l.first = l.segs[0].base
-		l.unlink = append(l.unlink, removal{name: segmentName(s.base), base: s.base, last: s.last, size: s.size, reason: reason})
+		l.unlink = append(l.unlink, removal{base: s.base, last: s.last, size: s.size, reason: reason})
 		dropped = true
 	}
-	for l.ring.n > 0 && l.ring.at(0).offset < l.first {
-		e := l.ring.popFront()
-		l.memBytes -= entryCost(e.data)
+	first := l.firstLocked()
+	for l.ring.n > 0 && l.ring.at(0).offset < first {
+		l.popOldestLocked()
 	}
 	return dropped
+}
+
+// firstLocked returns the oldest readable offset: the first segment's base,
+// which is next when the log is empty, or 0 while the log is unpositioned.
+func (l *Log) firstLocked() uint64 {
+	if len(l.segs) == 0 {
+		return 0
+	}
+	return l.segs[0].base
+}
+
+// popOldestLocked drops the oldest entry of the memory tail.
+func (l *Log) popOldestLocked() {
+	e := l.ring.popFront()
+	l.memBytes -= entryCost(e.data)
 }
 
 func (l *Log) minPinLocked() (uint64, bool) {
@@ -753,11 +757,8 @@ func (l *Log) minPinLocked() (uint64, bool) {
 func (l *Log) Append(offset uint64, batch []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	if l.werr != nil {
-		return l.werr
+	if err := l.writableLocked(); err != nil {
+		return err
 	}
 	if offset == 0 || (l.next != 0 && offset != l.next) {
 		return fmt.Errorf("replication: append offset %d, log expects %d: %w", offset, l.next, ErrOutOfOrder)
@@ -768,14 +769,15 @@ func (l *Log) Append(offset uint64, batch []byte) error {
 	recLen := int64(recordHeaderSize + len(batch))
 	var (
 		newSeg, oldSeg *segment
+		now            time.Time // set on a roll: the old segment's mtime, the new one's and retention's clock
 		err            error
 	)
 	switch {
 	case l.cur == nil:
-		newSeg, err = l.startSegment(offset)
+		newSeg, err = l.startSegment(offset, l.opts.now())
 	case l.curSeg.last >= l.curSeg.base && l.curSeg.size+recLen > l.opts.SegmentBytes:
-		oldSeg = l.curSeg
-		newSeg, err = l.roll(offset)
+		oldSeg, now = l.curSeg, l.opts.now()
+		newSeg, err = l.roll(offset, now)
 	}
 	if err != nil {
 		return l.fail(err)
@@ -793,10 +795,6 @@ func (l *Log) Append(offset uint64, batch []byte) error {
 		}
 	}
 	data := l.copyBatch(batch)
-	var now time.Time
-	if oldSeg != nil {
-		now = l.opts.now()
-	}
 
 	l.mu.Lock()
 	if newSeg != nil {
@@ -806,26 +804,18 @@ func (l *Log) Append(offset uint64, batch []byte) error {
 		l.segs = append(l.segs, newSeg)
 		l.diskBytes += newSeg.size
 	}
-	if last := seg.index[len(seg.index)-1]; seg.size-last.pos >= indexInterval {
-		seg.index = append(seg.index, indexEntry{off: offset, pos: seg.size})
-	}
+	seg.index = indexRecord(seg.index, offset, seg.size)
 	seg.size += recLen
 	seg.last = offset
 	l.diskBytes += recLen
-	if l.next == 0 {
-		l.first = offset
-	}
 	l.next = offset + 1
 	l.ring.push(entry{offset: offset, data: data})
 	l.memBytes += cost
 	for l.memBytes > l.opts.MemoryBytes && l.ring.n > 0 && l.ring.at(0).offset <= l.flushed {
-		e := l.ring.popFront()
-		l.memBytes -= entryCost(e.data)
+		l.popOldestLocked()
 	}
 	if l.waiting {
-		close(l.notify)
-		l.notify = make(chan struct{})
-		l.waiting = false
+		l.wakeLocked()
 	}
 	trimmed := oldSeg != nil && l.trimLocked(now)
 	l.mu.Unlock()
@@ -855,6 +845,15 @@ func (l *Log) copyBatch(b []byte) []byte {
 	return l.arena[n:len(l.arena):len(l.arena)]
 }
 
+// writableLocked returns ErrClosed after Close, the sticky write error of a
+// failed log, or nil. The caller holds wmu.
+func (l *Log) writableLocked() error {
+	if l.closed {
+		return ErrClosed
+	}
+	return l.werr
+}
+
 // fail makes err the log's sticky write error and returns it.
 func (l *Log) fail(err error) error {
 	if l.werr == nil {
@@ -880,12 +879,12 @@ func (l *Log) writeRecord(off uint64, p []byte) error {
 		l.buffered = off
 		return nil
 	}
-	if _, err := l.cur.Write(l.wbuf); err != nil {
-		return fmt.Errorf("replication: log segment %s: write: %w", l.segmentPath(l.curSeg.base), err)
+	if err := l.writeCur(l.wbuf); err != nil {
+		return err
 	}
 	l.wbuf = l.wbuf[:0]
-	if _, err := l.cur.Write(p); err != nil {
-		return fmt.Errorf("replication: log segment %s: write: %w", l.segmentPath(l.curSeg.base), err)
+	if err := l.writeCur(p); err != nil {
+		return err
 	}
 	l.buffered, l.flushed = off, off
 	return nil
@@ -894,12 +893,20 @@ func (l *Log) writeRecord(off uint64, p []byte) error {
 // flush writes the write buffer to the current segment.
 func (l *Log) flush() error {
 	if len(l.wbuf) > 0 {
-		if _, err := l.cur.Write(l.wbuf); err != nil {
-			return fmt.Errorf("replication: log segment %s: write: %w", l.segmentPath(l.curSeg.base), err)
+		if err := l.writeCur(l.wbuf); err != nil {
+			return err
 		}
 		l.wbuf = l.wbuf[:0]
 	}
 	l.flushed = l.buffered
+	return nil
+}
+
+// writeCur writes b to the current segment's file.
+func (l *Log) writeCur(b []byte) error {
+	if _, err := l.cur.Write(b); err != nil {
+		return fmt.Errorf("replication: log segment %s: write: %w", l.segmentPath(l.curSeg.base), err)
+	}
 	return nil
 }
 
@@ -918,19 +925,19 @@ func (l *Log) createSegmentFile(base uint64) error {
 	return nil
 }
 
-// startSegment creates the segment for base and makes it current. The
-// caller adds the returned segment to segs.
-func (l *Log) startSegment(base uint64) (*segment, error) {
+// startSegment creates the segment for base, created at now, and makes it
+// current. The caller adds the returned segment to segs.
+func (l *Log) startSegment(base uint64, now time.Time) (*segment, error) {
 	if err := l.createSegmentFile(base); err != nil {
 		return nil, err
 	}
-	l.curSeg = newSegment(base, l.opts.now())
+	l.curSeg = newSegment(base, now)
 	return l.curSeg, nil
 }
 
 // roll writes out the current segment, hands it to a background fsync and
-// starts the segment for base.
-func (l *Log) roll(base uint64) (*segment, error) {
+// starts the segment for base, created at now.
+func (l *Log) roll(base uint64, now time.Time) (*segment, error) {
 	if err := l.flush(); err != nil {
 		return nil, err
 	}
@@ -947,7 +954,7 @@ func (l *Log) roll(base uint64) (*segment, error) {
 	}
 	l.rolled = append(kept, syncAndClose(l.cur, l.segmentPath(l.curSeg.base)))
 	l.cur = nil
-	return l.startSegment(base)
+	return l.startSegment(base, now)
 }
 
 // syncAndClose fsyncs and closes f in the background.
@@ -976,17 +983,9 @@ func (l *Log) Sync() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.wmu.Lock()
-	if l.closed {
+	if err := l.writableLocked(); err != nil || l.cur == nil {
 		l.wmu.Unlock()
-		return ErrClosed
-	}
-	if l.werr != nil {
-		l.wmu.Unlock()
-		return l.werr
-	}
-	if l.cur == nil {
-		l.wmu.Unlock()
-		return nil
+		return err
 	}
 	if err := l.flush(); err != nil {
 		err = l.fail(err)
@@ -1057,20 +1056,25 @@ func syncDir(dir string) error {
 func (l *Log) First() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.first == l.next {
-		return 0
-	}
-	return l.first
+	first, _ := l.boundsLocked()
+	return first
 }
 
 // Last returns the newest offset in the log, or 0 when the log is empty.
 func (l *Log) Last() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.first == l.next {
-		return 0
+	_, last := l.boundsLocked()
+	return last
+}
+
+// boundsLocked returns the oldest and newest readable offsets, both 0 when
+// the log is empty.
+func (l *Log) boundsLocked() (first, last uint64) {
+	if first = l.firstLocked(); first == l.next {
+		return 0, 0
 	}
-	return l.next - 1
+	return first, l.next - 1
 }
 
 // NextOffset returns the offset the next Append must carry: Last()+1, or the
@@ -1098,9 +1102,7 @@ func (l *Log) Stats() LogStats {
 	for _, n := range l.pins {
 		st.Pins += n
 	}
-	if l.first != l.next {
-		st.First, st.Last = l.first, l.next-1
-	}
+	st.First, st.Last = l.boundsLocked()
 	return st
 }
 
@@ -1155,21 +1157,31 @@ func (l *Log) EnforceRetention() error {
 // followed by Reset(d+1) when NextOffset() != d+1 (the log lost its
 // unsynced tail, or is new) lines the log up with the database.
 func (l *Log) TruncateAfter(offset uint64) error {
+	return l.exclusive(func() error { return l.truncateAfterLocked(offset) })
+}
+
+// exclusive runs fn, which replaces segment files, with syncMu, wmu and
+// retMu held, after removing the files retention dropped. It returns
+// ErrClosed after Close and the sticky error of a failed log without
+// calling fn.
+func (l *Log) exclusive(fn func() error) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	if l.werr != nil {
-		return l.werr
+	if err := l.writableLocked(); err != nil {
+		return err
 	}
 	l.retMu.Lock()
 	defer l.retMu.Unlock()
 	if err := l.unlinkPendingLocked(); err != nil {
 		l.log.Warn("replication log: removing old segments failed", "error", err)
 	}
+	return fn()
+}
+
+// truncateAfterLocked is TruncateAfter under exclusive.
+func (l *Log) truncateAfterLocked(offset uint64) error {
 	// segs changes only with wmu or retMu held; both are: read it freely.
 	if l.next == 0 || offset >= l.next-1 {
 		return nil
@@ -1210,12 +1222,10 @@ func (l *Log) TruncateAfter(offset uint64) error {
 	if cut != nil {
 		l.diskBytes -= cut.size - cutPos
 		cut.size, cut.last = cutPos, offset
-		j := sort.Search(len(cut.index), func(k int) bool { return cut.index[k].off > offset })
-		cut.index = cut.index[:max(j, 1)]
+		cut.index = cut.index[:max(cut.indexUpTo(offset), 1)]
 	}
 	l.segs = append(keep, ns)
 	l.diskBytes += ns.size
-	l.first = l.segs[0].base
 	l.next = offset + 1
 	for l.ring.n > 0 && l.ring.at(l.ring.n-1).offset > offset {
 		e := l.ring.popBack()
@@ -1230,14 +1240,11 @@ func (l *Log) TruncateAfter(offset uint64) error {
 // recordPos returns the file position of the record at off in s, which is
 // written out.
 func (l *Log) recordPos(s *segment, off uint64) (int64, error) {
-	c, err := openCursor(l.segmentPath(s.base), s.base, s.indexFor(off))
+	c, err := openCursorAt(l.segmentPath(s.base), s.base, s.size, s.indexFor(off), off)
 	if err != nil {
 		return 0, err
 	}
-	defer c.close()
-	if err := c.skipTo(off, s.size); err != nil {
-		return 0, err
-	}
+	c.close()
 	return c.pos, nil
 }
 
@@ -1309,21 +1316,11 @@ func (l *Log) Reset(next uint64) error {
 	if next == 0 {
 		return errors.New("replication: reset log to offset 0: offsets start at 1")
 	}
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	if l.werr != nil {
-		return l.werr
-	}
-	l.retMu.Lock()
-	defer l.retMu.Unlock()
-	if err := l.unlinkPendingLocked(); err != nil {
-		l.log.Warn("replication log: removing old segments failed", "error", err)
-	}
+	return l.exclusive(func() error { return l.resetLocked(next) })
+}
+
+// resetLocked is Reset under exclusive.
+func (l *Log) resetLocked(next uint64) error {
 	ns := newSegment(next, l.opts.now())
 	l.mu.Lock()
 	dropped := l.segs
@@ -1332,7 +1329,7 @@ func (l *Log) Reset(next uint64) error {
 	}
 	l.segs = []*segment{ns}
 	l.diskBytes = ns.size
-	l.first, l.next = next, next
+	l.next = next
 	l.ring = entryRing{}
 	l.memBytes = 0
 	l.wakeLocked()
@@ -1410,11 +1407,31 @@ func (l *Log) segmentForLocked(off uint64) *segment {
 
 // indexFor returns the index entry at or before off.
 func (s *segment) indexFor(off uint64) indexEntry {
-	i := sort.Search(len(s.index), func(i int) bool { return s.index[i].off > off })
+	i := s.indexUpTo(off)
 	if i == 0 {
-		return indexEntry{off: s.base, pos: segmentHeaderSize}
+		return headerEntry(s.base)
 	}
 	return s.index[i-1]
+}
+
+// indexUpTo returns how many index entries are at or before off.
+func (s *segment) indexUpTo(off uint64) int {
+	return sort.Search(len(s.index), func(i int) bool { return s.index[i].off > off })
+}
+
+// headerEntry is the first entry of every segment's index: the first record
+// starts right after the header.
+func headerEntry(base uint64) indexEntry {
+	return indexEntry{off: base, pos: segmentHeaderSize}
+}
+
+// indexRecord adds the record at off, which starts at byte pos, to the
+// sparse index when it starts indexInterval or more past the last entry.
+func indexRecord(index []indexEntry, off uint64, pos int64) []indexEntry {
+	if pos-index[len(index)-1].pos >= indexInterval {
+		index = append(index, indexEntry{off: off, pos: pos})
+	}
+	return index
 }
 
 // LogReader is a cursor over a Log's entries, created by NewReader. A
@@ -1443,7 +1460,7 @@ func (l *Log) NewReader(from uint64) (*LogReader, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	first, next := l.first, l.next
+	first, next := l.firstLocked(), l.next
 	if next == 0 {
 		first, next = 1, 1
 	}
@@ -1468,14 +1485,14 @@ func (r *LogReader) NextOffset() uint64 {
 // checkLocked returns the error that stops the reader, if any.
 func (r *LogReader) checkLocked() error {
 	l := r.l
-	switch {
+	switch first := l.firstLocked(); {
 	case r.closed, l.closed:
 		return ErrClosed
 	case r.trimmed:
 		return fmt.Errorf("replication: read log at offset %d: %w", r.next, ErrTrimmed)
-	case l.next != 0 && r.next < l.first:
+	case l.next != 0 && r.next < first:
 		r.trimmed = true
-		return fmt.Errorf("replication: read log at offset %d: oldest is %d: %w", r.next, l.first, ErrTrimmed)
+		return fmt.Errorf("replication: read log at offset %d: oldest is %d: %w", r.next, first, ErrTrimmed)
 	}
 	return nil
 }
@@ -1564,14 +1581,11 @@ func (r *LogReader) Next(ctx context.Context) (uint64, []byte, error) {
 func (r *LogReader) readDisk(want, base uint64, size int64, start indexEntry) ([]byte, error) {
 	if r.cur == nil || r.cur.base != base || r.cur.next != want {
 		r.dropCursor()
-		c, err := openCursor(r.l.segmentPath(base), base, start)
+		c, err := openCursorAt(r.l.segmentPath(base), base, size, start, want)
 		if err != nil {
 			return nil, err
 		}
 		r.cur = c
-		if err := c.skipTo(want, size); err != nil {
-			return nil, err
-		}
 	}
 	return r.cur.read(size, nil)
 }
@@ -1646,6 +1660,20 @@ func openCursor(path string, base uint64, start indexEntry) (*segmentCursor, err
 		next: start.off,
 		pos:  start.pos,
 	}, nil
+}
+
+// openCursorAt opens the segment at path, size bytes long, and positions the
+// cursor at the record at off, reading forward from the index entry start.
+func openCursorAt(path string, base uint64, size int64, start indexEntry, off uint64) (*segmentCursor, error) {
+	c, err := openCursor(path, base, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.skipTo(off, size); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // read returns the record at the cursor, whose segment is size bytes long,

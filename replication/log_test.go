@@ -57,6 +57,20 @@ func appendRange(t testing.TB, l *Log, from, to uint64, size func(uint64) int) {
 
 func fixed(n int) func(uint64) int { return func(uint64) int { return n } }
 
+// watchParked returns a channel that receives, up to its capacity n, a
+// signal each time one of l's readers is about to wait for an Append. Call it
+// before any reader starts.
+func watchParked(l *Log, n int) <-chan struct{} {
+	parked := make(chan struct{}, n)
+	l.parked = func() {
+		select {
+		case parked <- struct{}{}:
+		default:
+		}
+	}
+	return parked
+}
+
 // expectRange reads from..to from r and checks every entry.
 func expectRange(t testing.TB, r *LogReader, from, to uint64, size func(uint64) int) {
 	t.Helper()
@@ -195,13 +209,7 @@ func TestAppendReadRoundTrip(t *testing.T) {
 
 func TestReaderWaitsForAppend(t *testing.T) {
 	l := openLog(t, LogOptions{Dir: t.TempDir(), SegmentBytes: 512})
-	parked := make(chan struct{}, 64)
-	l.parked = func() {
-		select {
-		case parked <- struct{}{}:
-		default:
-		}
-	}
+	parked := watchParked(l, 64)
 	appendRange(t, l, 1, 5, fixed(40))
 
 	type result struct {
@@ -246,13 +254,7 @@ func TestReaderWaitsForAppend(t *testing.T) {
 
 func TestReaderContextEnds(t *testing.T) {
 	l := openLog(t, LogOptions{Dir: t.TempDir()})
-	parked := make(chan struct{}, 1)
-	l.parked = func() {
-		select {
-		case parked <- struct{}{}:
-		default:
-		}
-	}
+	parked := watchParked(l, 1)
 	appendRange(t, l, 1, 3, fixed(10))
 	r, err := l.NewReader(4)
 	if err != nil {
