@@ -21,10 +21,8 @@
 #            second redis-server stands in for Cairn, to try the script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/benchlib.sh # RUNS, SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
 
-RUNS=${BENCH_RUNS:-3}
-SERVER_CPU=${BENCH_SERVER_CPU:-1}
-CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
 FANOUT_MSGS=${BENCH_FANOUT_MSGS:-20000}
 PATTERNS_MSGS=${BENCH_PATTERNS_MSGS:-20000}
 STALL_MSGS=${BENCH_STALL_MSGS:-10000}
@@ -39,19 +37,7 @@ for arg in "$@"; do
 	esac
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
 log() { echo "bench-pubsub: $*" >&2; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-wait_up() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start; its log:" >&2; cat "$work"/*-"$1".log >&2 || true; exit 1; }
 
 start_cairn() { # port
 	taskset -c "$SERVER_CPU" bin/cairn --port "$1" --dir "$work/cairn-$1" --log-level warning >"$work/cairn-$1.log" 2>&1 &
@@ -63,8 +49,6 @@ start_redis() { # port
 	taskset -c "$SERVER_CPU" redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/redis-$1" >"$work/redis-$1.log" 2>&1 &
 	pids+=($!); wait_up "$1"
 }
-
-stop() { redis-cli -p "$1" shutdown nosave >/dev/null 2>&1 || true; sleep 0.3; }
 
 log "building bin/cairn-bench$([ "$DRY_RUN" = 1 ] || echo ' and bin/cairn')"
 go build -o bin/cairn-bench ./cmd/cairn-bench
@@ -104,9 +88,11 @@ for run in $(seq 1 "$RUNS"); do
 done
 stop "$cp"; stop "$rp"
 
-python3 - "$work/res" "$RUNS" "$DRY_RUN" "$CLIENT_CPU" "$SERVER_CPU" \
+# The table's helpers are in scripts/benchtable.py.
+PYTHONPATH=scripts PYTHONDONTWRITEBYTECODE=1 python3 - "$work/res" "$RUNS" "$DRY_RUN" "$CLIENT_CPU" "$SERVER_CPU" \
 	"$FANOUT_MSGS" "$PATTERNS_MSGS" "$STALL_MSGS" "$STALL_RATE" "$STALL_SIZE" <<'EOF'
-import json, os, statistics, sys
+import os, sys
+from benchtable import SERVERS, Table, read, ints, two, of_runs, count_true
 
 resdir, runs, dry, client_cpu, server_cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5]
 fanout_msgs, patterns_msgs, stall_msgs, stall_rate, stall_size = sys.argv[6:11]
@@ -117,22 +103,7 @@ def load(mode, server):
     the first error of the others."""
     results, err = [], None
     for run in range(1, runs + 1):
-        base = os.path.join(resdir, f"{mode}-{server}-{run}")
-        try:
-            with open(base + ".json") as f:
-                text = f.read()
-            doc = json.loads(text) if text.strip() else None
-        except (OSError, ValueError) as e:
-            doc = {"error": f"unreadable result: {e}"}
-        if doc is None:
-            status = "?"
-            if os.path.exists(base + ".json.status"):
-                status = open(base + ".json.status").read().strip()
-            lines = []
-            if os.path.exists(base + ".log"):
-                lines = [l for l in open(base + ".log").read().splitlines() if l.strip()]
-            why = ", timed out" if status == "124" else ""
-            doc = {"error": f"no result (exit status {status}{why})" + (": " + lines[-1] if lines else "")}
+        doc = read(os.path.join(resdir, f"{mode}-{server}-{run}"))
         if "error" in doc:
             err = err or doc["error"]
         else:
@@ -140,55 +111,11 @@ def load(mode, server):
     return results, err
 
 
-def na(err):
-    """An n/a cell for an error, quoted from "server error: " on if it has one."""
-    err = err or "no runs"
-    i = err.find("server error: ")
-    if i >= 0:
-        err = err[i:]
-    err = " ".join(err.split(", with args beginning with")[0].split())
-    if len(err) > 110:
-        err = err[:107] + "..."
-    return "n/a (" + err.replace("|", "\\|") + ")"
+data = {m: {s: load(m, s) for s in SERVERS} for m in ("fanout", "patterns", "stall")}
+table = Table(data, lambda mode: runs, na_cut=", with args beginning with")
+row = table.row
 
 
-def count_true(values):
-    return sum(1 for v in values if v)
-
-
-data = {m: {s: load(m, s) for s in ("cairn", "redis")} for m in ("fanout", "patterns", "stall")}
-rows = []
-
-
-def row(label, mode, key, fmt, agg=statistics.median, target="—", check=None, ratio=True):
-    """Adds a row: agg (the median unless said otherwise) of key over the
-    successful runs against each server, their ratio, the target and
-    whether Cairn meets it (check(cairn, redis))."""
-    vals, texts = [], []
-    for s in ("cairn", "redis"):
-        results, err = data[mode][s]
-        if not results:
-            vals.append(None)
-            texts.append(na(err))
-            continue
-        v = agg([key(d) for d in results])
-        text = fmt(v, len(results))
-        if len(results) < runs:
-            text += f" ({len(results)} of {runs} runs; the others {na(err)})"
-        vals.append(v)
-        texts.append(text)
-    c, r = vals
-    rt = f"{c / r:.2f}" if ratio and c is not None and r else "—"
-    met = ""
-    if check:
-        ok = check(c, r)
-        met = "n/a" if ok is None else ("yes" if ok else "**no**")
-    rows.append((label, texts[0], texts[1], rt, target, met))
-
-
-def ints(v, n): return f"{v:.0f}"
-def two(v, n): return f"{v:.2f}"
-def of_runs(v, n): return f"{v} of {n}"
 def at_least(k): return lambda c, r: None if c is None or r is None else c >= k * r
 
 
@@ -211,11 +138,7 @@ row("stall: the same ratio from scheduled send times (counts queued commands)", 
 row("stall: runs where the server dropped the stalled subscriber", "stall", lambda d: d["stalled_disconnected"],
     of_runs, agg=count_true, target="either", ratio=False)
 
-cairn = "Cairn (redis-server stand-in)" if dry else "Cairn"
-print(f"| benchmark | {cairn} | Redis | Cairn/Redis | target | met |")
-print("|---|---:|---:|---:|---|---|")
-for r in rows:
-    print("| " + " | ".join(r) + " |")
+table.print("Cairn (redis-server stand-in)" if dry else "Cairn")
 print()
 print(f"Medians of {runs} alternating runs unless the row says otherwise; "
       f"cairn-bench on CPU {client_cpu}, both servers on CPU {server_cpu}.")

@@ -40,10 +40,8 @@
 #        BENCH_FULLSYNC_MB=0 ...  (no full-sync measurement)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/benchlib.sh # RUNS, SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
 
-RUNS=${BENCH_RUNS:-3}
-SERVER_CPU=${BENCH_SERVER_CPU:-1}
-CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
 INV_RATE=${BENCH_INV_RATE:-5000}
 INV_WRITERS=${BENCH_INV_WRITERS:-4}
 INV_DURATION=${BENCH_INV_DURATION:-10s}
@@ -61,24 +59,9 @@ for cmd in redis-server redis-cli taskset python3 go; do
 	command -v "$cmd" >/dev/null || { echo "bench-replication: $cmd is missing (make deps installs redis-server and redis-tools)" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
 log() { echo "bench-replication: $*" >&2; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 now_ns() { date +%s%N; }
-
-wait_up() { # port
-	for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
-	echo "server on $1 did not start; its log:" >&2; cat "$work"/*-"$1".log >&2 || true; exit 1
-}
 
 # synced port -> success when the replica on port has its link up, no sync
 # in progress, and (if given) DBSIZE $2.
@@ -122,8 +105,6 @@ start_redis() { # port [primary-port]
 	pids+=($!)
 	wait_up "$port"
 }
-
-stop() { redis-cli -p "$1" shutdown nosave >/dev/null 2>&1 || true; sleep 0.3; }
 
 log "building bin/cairn and bin/cairn-bench"
 go build -o bin/cairn ./cmd/cairn
@@ -241,9 +222,11 @@ EOF
 	done
 fi
 
-python3 - "$work/res" "$RUNS" "$CLIENT_CPU" "$SERVER_CPU" "$INV_RATE" "$INV_WRITERS" "$INV_DURATION" \
+# The table's helpers are in scripts/benchtable.py.
+PYTHONPATH=scripts PYTHONDONTWRITEBYTECODE=1 python3 - "$work/res" "$RUNS" "$CLIENT_CPU" "$SERVER_CPU" "$INV_RATE" "$INV_WRITERS" "$INV_DURATION" \
 	"$CATCHUP_REQUESTS" "$CATCHUP_CONNS" "$CATCHUP_PIPELINE" "$FULLSYNC_MB" "$FULLSYNC_VALUE" "$FULLSYNC_RUNS" "$INV_MIX" <<'EOF'
-import json, os, statistics, sys
+import os, sys
+from benchtable import SERVERS, Table, read, ints, one, two, of_runs, count_true
 
 resdir, runs, client_cpu, server_cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 inv_rate, inv_writers, inv_duration = sys.argv[5:8]
@@ -252,32 +235,15 @@ fs_mb, fs_value, fs_runs = int(sys.argv[11]), int(sys.argv[12]), int(sys.argv[13
 inv_mix = sys.argv[14]
 
 
-def read(base):
-    """The JSON document of one result file, or {"error": ...}."""
-    try:
-        with open(base + ".json") as f:
-            text = f.read()
-        doc = json.loads(text) if text.strip() else None
-    except (OSError, ValueError) as e:
-        return {"error": f"unreadable result: {e}"}
-    if doc is None:
-        status = "?"
-        if os.path.exists(base + ".json.status"):
-            status = open(base + ".json.status").read().strip()
-        lines = []
-        if os.path.exists(base + ".log"):
-            lines = [l for l in open(base + ".log").read().splitlines() if l.strip()]
-        why = ", timed out" if status == "124" else ""
-        doc = {"error": f"no result (exit status {status}{why})" + (": " + lines[-1] if lines else "")}
-    return doc
+def expected(mode):
+    return fs_runs if mode == "fullsync" else runs
 
 
 def load(mode, server):
     """The successful results of a mode's runs against a server and the
     first error of the others."""
-    n = fs_runs if mode == "fullsync" else runs
     results, err = [], None
-    for run in range(1, n + 1):
+    for run in range(1, expected(mode) + 1):
         base = os.path.join(resdir, f"{mode}-{server}-{run}")
         if mode == "fullsync" and not os.path.exists(base + ".json") and run > 1:
             continue  # the primary failed: only run 1 has its error
@@ -289,49 +255,9 @@ def load(mode, server):
     return results, err
 
 
-def na(err):
-    err = err or "no runs"
-    i = err.find("server error: ")
-    if i >= 0:
-        err = err[i:]
-    err = " ".join(err.split())
-    if len(err) > 110:
-        err = err[:107] + "..."
-    return "n/a (" + err.replace("|", "\\|") + ")"
-
-
-data = {m: {s: load(m, s) for s in ("cairn", "redis")} for m in ("invalidation", "invmix", "catchup", "fullsync")}
-rows = []
-
-
-def row(label, mode, key, fmt, agg=statistics.median, target="—", check=None, ratio=True):
-    vals, texts = [], []
-    expected = fs_runs if mode == "fullsync" else runs
-    for s in ("cairn", "redis"):
-        results, err = data[mode][s]
-        if not results:
-            vals.append(None)
-            texts.append(na(err))
-            continue
-        v = agg([key(d) for d in results])
-        text = fmt(v, len(results))
-        if len(results) < expected:
-            text += f" ({len(results)} of {expected} runs; the others {na(err)})"
-        vals.append(v)
-        texts.append(text)
-    c, r = vals
-    rt = f"{c / r:.2f}" if ratio and c is not None and r else "—"
-    met = ""
-    if check:
-        ok = check(c, r)
-        met = "n/a" if ok is None else ("yes" if ok else "**no**")
-    rows.append((label, texts[0], texts[1], rt, target, met))
-
-
-def ints(v, n): return f"{v:.0f}"
-def one(v, n): return f"{v:.1f}"
-def two(v, n): return f"{v:.2f}"
-def of_runs(v, n): return f"{v} of {n}"
+data = {m: {s: load(m, s) for s in SERVERS} for m in ("invalidation", "invmix", "catchup", "fullsync")}
+table = Table(data, expected)
+row = table.row
 
 
 inv = f"{inv_rate} SET/s by {inv_writers} writers for {inv_duration}"
@@ -365,9 +291,9 @@ row("catchup: replica lag at load end (offset units: Cairn batches, Redis bytes)
 row("catchup: largest replica lag seen during the load (sampled every 100 ms; offset units)",
     "catchup", lambda d: d["max_lag_during_load"], ints, agg=max, ratio=False)
 row("catchup: runs in which the replica caught up", "catchup", lambda d: d["caught_up"], of_runs,
-    agg=lambda xs: sum(1 for x in xs if x), ratio=False)
+    agg=count_true, ratio=False)
 row("catchup: runs already caught up at the first reading (the time is then 2 INFO round trips)", "catchup",
-    lambda d: d["caught_up"] and d["polls"] == 1, of_runs, agg=lambda xs: sum(1 for x in xs if x), ratio=False)
+    lambda d: d["caught_up"] and d["polls"] == 1, of_runs, agg=count_true, ratio=False)
 if fs_mb > 0 and fs_runs > 0:
     row(f"full sync: seconds, fresh replica start → in sync ({fs_mb} MB of {fs_value} B values)",
         "fullsync", lambda d: d["seconds"], two)
@@ -376,10 +302,7 @@ if fs_mb > 0 and fs_runs > 0:
         lambda d: d["bytes"] / 1e6 / d["seconds"], ints)
     row("full sync: MB received", "fullsync", lambda d: d["bytes"] / 1e6, ints)
 
-print("| benchmark | Cairn | Redis | Cairn/Redis | target | met |")
-print("|---|---:|---:|---:|---|---|")
-for r in rows:
-    print("| " + " | ".join(r) + " |")
+table.print()
 print()
 print(f"Medians of {runs} alternating runs ({fs_runs} for the full sync, each a fresh replica of the same loaded primary) "
       "unless the row says otherwise; "

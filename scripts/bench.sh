@@ -12,23 +12,10 @@
 #        BENCH_N=50000 BENCH_RUNS=1 scripts/bench.sh   (a quicker, noisier run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/benchlib.sh # RUNS, SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
 
 N=${BENCH_N:-200000}
-RUNS=${BENCH_RUNS:-3}
 KEYS=${BENCH_KEYS:-1000000}
-SERVER_CPU=${BENCH_SERVER_CPU:-1}
-CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-wait_up() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "server on $1 did not start" >&2; exit 1; }
 
 start_cairn() { # port, extra args...
 	local port=$1; shift
@@ -40,8 +27,6 @@ start_redis() { # port
 	taskset -c "$SERVER_CPU" redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/redis-$1.log" 2>&1 &
 	pids+=($!); wait_up "$1"
 }
-
-stop() { redis-cli -p "$1" shutdown nosave >/dev/null 2>&1 || true; sleep 0.3; }
 
 # rps port test args... -> requests per second of one redis-benchmark test
 rps() {

@@ -222,16 +222,14 @@ func (c *catchupConfig) register(fs *flag.FlagSet) {
 }
 
 func (c *catchupConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("conns", c.conns, 1, 10000),
 		checkRange("requests", c.requests, 1, 1_000_000_000),
 		checkRange("pipeline", c.pipeline, 1, 10000),
 		checkRange("keyspace", c.keyspace, 1, 1_000_000_000),
 		checkRange("size", c.size, 0, 16<<20),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if int64(c.size+64)*int64(c.pipeline)*int64(c.conns) > 256<<20 {
 		return usageErrorf("-size %d × -pipeline %d × -conns %d: more than 256 MiB in flight", c.size, c.pipeline, c.conns)
@@ -338,20 +336,11 @@ func runCatchup(cfg *catchupConfig, progressW io.Writer) (*catchupResult, error)
 			cfg.catchupLimit, before.primary, before.replica)
 	}
 
-	writers := make([]*conn, cfg.conns)
-	for i := range writers {
-		if writers[i], err = dial(cfg.primaryAddr, cfg.timeout, 0); err != nil {
-			for _, w := range writers[:i] {
-				w.close()
-			}
-			return nil, fmt.Errorf("writer %d: %w", i, err)
-		}
+	writers, err := dialWriters(cfg.primaryAddr, cfg.timeout, cfg.conns)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, w := range writers {
-			w.close()
-		}
-	}()
+	defer closeAll(writers)
 
 	var done atomic.Int64
 	var lastLag, maxLag atomic.Int64

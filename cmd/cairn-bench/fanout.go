@@ -28,16 +28,14 @@ func (c *fanoutConfig) register(fs *flag.FlagSet) {
 }
 
 func (c *fanoutConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("subs", c.subs, 1, 10000),
 		checkRange("pattern-subs", c.patternSubs, 0, c.subs),
 		checkRange("msgs", c.msgs, 1, 100_000_000),
 		checkRange("size", c.size, 0, 16<<20),
 		checkRange("window", c.window, 1, 100_000),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if int64(c.size+64)*int64(c.window) > 256<<20 {
 		return usageErrorf("-size %d with -window %d: more than 256 MiB in flight", c.size, c.window)
@@ -142,23 +140,16 @@ func runFanout(cfg *fanoutConfig, progressW io.Writer) (*fanoutResult, error) {
 		return nil, err
 	}
 
-	frame := AppendCommand(nil, "PUBLISH", cfg.channel, body)
-	var replies atomic.Int64
-	baseline := int64(len(subs)) // the warm-up message
-	prog := startProgress(progressW, cfg.quiet, "fanout", func() string {
-		return fmt.Sprintf("published %s/%s, delivered %s/%s",
-			fmtInt(replies.Load()), fmtInt(int64(cfg.msgs)),
-			fmtInt(received(subs)-baseline), fmtInt(int64(cfg.msgs)*int64(len(subs))))
-	})
-	res, err := publishPipelined(pub, frame, int64(cfg.msgs), cfg.window, stopAt, &replies)
+	res, st, err := publishPhase(cfg.common, progressW, "fanout", pub, subs, cfg.channel, body, cfg.msgs, cfg.window, stopAt,
+		func(replies, delivered int64) string {
+			return fmt.Sprintf("published %s/%s, delivered %s/%s",
+				fmtInt(replies), fmtInt(int64(cfg.msgs)),
+				fmtInt(delivered), fmtInt(int64(cfg.msgs)*int64(len(subs))))
+		})
 	if err != nil {
-		prog.stop()
 		return nil, err
 	}
 	expected := res.replies * int64(len(subs))
-	waitDelivered(subs, baseline+expected, cfg.drain)
-	prog.stop()
-	st := collect(subs)
 
 	r := &fanoutResult{
 		Mode: "fanout", Addr: cfg.addr, Subs: cfg.subs, PatternSubs: cfg.patternSubs,
@@ -167,7 +158,7 @@ func runFanout(cfg *fanoutConfig, progressW io.Writer) (*fanoutResult, error) {
 		PublishSeconds:     res.last.Sub(res.first).Seconds(),
 		PublishedPerSec:    rate(res.replies, res.last.Sub(res.first)),
 		ExpectedDeliveries: expected,
-		Delivered:          st.received - baseline,
+		Delivered:          st.received,
 		ReplySum:           res.sum,
 		ReplySumOK:         res.sum == expected,
 		Corrupt:            st.corrupt,
@@ -181,6 +172,32 @@ func runFanout(cfg *fanoutConfig, progressW io.Writer) (*fanoutResult, error) {
 		r.DeliveredPerSec = rate(r.Delivered, st.last.Sub(res.first))
 	}
 	return r, nil
+}
+
+// publishPhase sends msgs PUBLISH commands of body to channel through pub,
+// window of them ahead of their replies, until stopAt, with progress lines
+// from line(replies so far, messages delivered since the warm-up); then it
+// waits up to cfg.drain for every subscriber to receive each of them, and
+// stops the subscribers. The stats it returns count the messages received
+// after the warm-up message that each subscriber already has.
+func publishPhase(cfg *common, progressW io.Writer, mode string, pub *conn, subs []*subscriber, channel, body string,
+	msgs, window int, stopAt time.Time, line func(replies, delivered int64) string) (pubResult, subStats, error) {
+	frame := AppendCommand(nil, "PUBLISH", channel, body)
+	baseline := int64(len(subs)) // the warm-up message
+	var replies atomic.Int64
+	prog := startProgress(progressW, cfg.quiet, mode, func() string {
+		return line(replies.Load(), received(subs)-baseline)
+	})
+	res, err := publishPipelined(pub, frame, int64(msgs), window, stopAt, &replies)
+	if err != nil {
+		prog.stop()
+		return res, subStats{}, err
+	}
+	waitDelivered(subs, baseline+res.replies*int64(len(subs)), cfg.drain)
+	prog.stop()
+	st := collect(subs)
+	st.received -= baseline
+	return res, st, nil
 }
 
 // warmUp publishes one message and waits until every subscriber has it,

@@ -43,15 +43,13 @@ func (c *invalidationConfig) register(fs *flag.FlagSet) {
 }
 
 func (c *invalidationConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("rate", c.rate, 1, 10_000_000),
 		checkRange("writers", c.writers, 1, 10000),
 		checkRange("msgs", c.msgs, 1, 100_000_000),
 		checkRange("size", c.size, 0, 1<<20),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if c.duration <= 0 || c.duration > c.limit {
 		return usageErrorf("-duration %v: want more than 0 and at most -duration-limit %v", c.duration, c.limit)
@@ -546,20 +544,11 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 		time.Sleep(time.Millisecond)
 	}
 
-	writers := make([]*conn, cfg.writers)
-	for i := range writers {
-		if writers[i], err = dial(cfg.primaryAddr, cfg.timeout, 0); err != nil {
-			for _, w := range writers[:i] {
-				w.close()
-			}
-			return nil, fmt.Errorf("writer %d: %w", i, err)
-		}
+	writers, err := dialWriters(cfg.primaryAddr, cfg.timeout, cfg.writers)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, w := range writers {
-			w.close()
-		}
-	}()
+	defer closeAll(writers)
 
 	var written atomic.Int64
 	prog := startProgress(progressW, cfg.quiet, "invalidation", func() string {

@@ -480,6 +480,18 @@ func TestTrackerRepeatedKind(t *testing.T) {
 	}
 }
 
+// newFakeWritesPair returns a fake pair whose replica answers PSUBSCRIBE
+// and whose primary answers and publishes as fakeWrites says.
+func newFakeWritesPair(t *testing.T) *fakePair {
+	f := newFakePair(t, 1000, 0)
+	events := make(chan Value, 10000)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	f.onReplica = subscribeHook(events, stop)
+	fakeWrites(f, events)
+	return f
+}
+
 // fakeWrites makes f's primary answer the write kinds' commands as Redis
 // does on new keys and send the events a Redis replica would publish:
 // set for INCRBYFLOAT (Redis replicates it as a SET) and set then expire
@@ -519,12 +531,7 @@ func fakeWrites(f *fakePair, events chan Value) {
 // TestInvalidationFakeMix runs the mode with every write kind against a
 // fake pair that answers and publishes as a Redis pair does.
 func TestInvalidationFakeMix(t *testing.T) {
-	f := newFakePair(t, 1000, 0)
-	events := make(chan Value, 10000)
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	f.onReplica = subscribeHook(events, stop)
-	fakeWrites(f, events)
+	f := newFakeWritesPair(t)
 	cfg := invalidationCfg(f)
 	cfg.quiet = true
 	cfg.drain = 300 * time.Millisecond
@@ -579,12 +586,7 @@ func TestInvalidationFakeMix(t *testing.T) {
 // TestInvalidationFakeBadReply checks that a reply the kind does not
 // expect fails the run with the command and key named.
 func TestInvalidationFakeBadReply(t *testing.T) {
-	f := newFakePair(t, 1000, 0)
-	events := make(chan Value, 10000)
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	f.onReplica = subscribeHook(events, stop)
-	fakeWrites(f, events)
+	f := newFakeWritesPair(t)
 	f.onCommand = func(args []string) []byte { return bulk("old") } // GETSET of a key that existed
 	cfg := invalidationCfg(f)
 	cfg.quiet = true

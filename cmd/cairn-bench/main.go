@@ -261,6 +261,37 @@ func checkRange(name string, v, lo, hi int) error {
 	return nil
 }
 
+// firstError returns the first of errs that is not nil, for a validate
+// method's list of checks.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dialWriters connects n writer connections to addr, or none if one fails.
+func dialWriters(addr string, timeout time.Duration, n int) ([]*conn, error) {
+	writers := make([]*conn, n)
+	for i := range writers {
+		var err error
+		if writers[i], err = dial(addr, timeout, 0); err != nil {
+			closeAll(writers[:i])
+			return nil, fmt.Errorf("writer %d: %w", i, err)
+		}
+	}
+	return writers, nil
+}
+
+// closeAll closes conns.
+func closeAll(conns []*conn) {
+	for _, c := range conns {
+		c.close()
+	}
+}
+
 // conn is a client connection with a RESP reader. It is not safe for
 // concurrent use.
 type conn struct {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -28,15 +27,13 @@ func (c *patternsConfig) register(fs *flag.FlagSet) {
 }
 
 func (c *patternsConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("patterns", c.patterns, 0, 1_000_000),
 		checkRange("msgs", c.msgs, 1, 100_000_000),
 		checkRange("size", c.size, 0, 16<<20),
 		checkRange("window", c.window, 1, 100_000),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if int64(c.size+64)*int64(c.window) > 256<<20 {
 		return usageErrorf("-size %d with -window %d: more than 256 MiB in flight", c.size, c.window)
@@ -153,20 +150,13 @@ func runPatterns(cfg *patternsConfig, progressW io.Writer) (*patternsResult, err
 		return nil, err
 	}
 
-	frame := AppendCommand(nil, "PUBLISH", cfg.channel, body)
-	var replies atomic.Int64
-	prog := startProgress(progressW, cfg.quiet, "patterns", func() string {
-		return fmt.Sprintf("published %s/%s, delivered %s",
-			fmtInt(replies.Load()), fmtInt(int64(cfg.msgs)), fmtInt(received(subs)-1))
-	})
-	res, err := publishPipelined(pub, frame, int64(cfg.msgs), cfg.window, stopAt, &replies)
+	res, st, err := publishPhase(cfg.common, progressW, "patterns", pub, subs, cfg.channel, body, cfg.msgs, cfg.window, stopAt,
+		func(replies, delivered int64) string {
+			return fmt.Sprintf("published %s/%s, delivered %s", fmtInt(replies), fmtInt(int64(cfg.msgs)), fmtInt(delivered))
+		})
 	if err != nil {
-		prog.stop()
 		return nil, err
 	}
-	waitDelivered(subs, 1+res.replies, cfg.drain)
-	prog.stop()
-	st := collect(subs)
 
 	r := &patternsResult{
 		Mode: "patterns", Addr: cfg.addr, Patterns: cfg.patterns,
@@ -174,7 +164,7 @@ func runPatterns(cfg *patternsConfig, progressW io.Writer) (*patternsResult, err
 		Published: res.replies, StoppedEarly: res.stoppedEarly,
 		PublishSeconds:   res.last.Sub(res.first).Seconds(),
 		PublishedPerSec:  rate(res.replies, res.last.Sub(res.first)),
-		Delivered:        st.received - 1,
+		Delivered:        st.received,
 		ReplySum:         res.sum,
 		ReplySumOK:       res.sum == res.replies,
 		Corrupt:          st.corrupt,

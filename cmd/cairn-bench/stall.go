@@ -36,17 +36,15 @@ func (c *stallConfig) register(fs *flag.FlagSet) {
 }
 
 func (c *stallConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("subs", c.subs, 0, 10000),
 		checkRange("msgs", c.msgs, 1, 10_000_000),
 		checkRange("rate", c.rate, 1, 1_000_000),
 		checkRange("size", c.size, 0, 16<<20),
 		checkRange("warmup", c.warmup, 1, 1_000_000),
 		checkRange("stall-rcvbuf", c.rcvBuf, 0, 64<<20),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if c.channel == "" {
 		return usageErrorf("-channel must not be empty")

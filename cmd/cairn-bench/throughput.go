@@ -93,15 +93,13 @@ var testName = regexp.MustCompile(`^[a-z0-9_]+$`)
 var cpuList = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
 
 func (c *throughputConfig) validate() error {
-	for _, err := range []error{
+	if err := firstError(
 		checkRange("clients", c.clients, 1, 10000),
 		checkRange("requests", c.requests, 1, 1_000_000_000),
 		checkRange("keyspace", c.keyspace, 1, 1_000_000_000),
 		checkRange("runs", c.runs, 1, 100),
-	} {
-		if err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	if c.cpu != "" && !cpuList.MatchString(c.cpu) {
 		return usageErrorf("-cpu %q: want a CPU list as taskset -c takes it, such as 0, 0-3 or 0,2", c.cpu)
