@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -22,20 +24,26 @@ type Batch struct {
 	// rows are the metadata records the batch writes (nil value: deleted),
 	// for the row cache once the batch is applied.
 	rows []rowUpdate
+	// solo keeps the batch out of commit groups (see mergeable).
+	solo bool
 }
 
 type rowUpdate struct{ k, v []byte }
 
 // NewBatch starts a batch whose first record is the LogData l.
-func (e *Engine) NewBatch(l LogData) *Batch { return e.NewRawBatch(l.Encode()) }
+func (e *Engine) NewBatch(l LogData) *Batch {
+	b := e.NewMultiBatch()
+	_ = b.b.LogData(l.Encode(), nil)
+	return b
+}
 
 // NewRawBatch starts a batch whose first record is the given encoded
-// LogData (for records with payloads, such as EncodePublish's).
+// LogData (for records with payloads, such as EncodePublish's). Such a
+// batch is always committed alone.
 func (e *Engine) NewRawBatch(logData []byte) *Batch {
-	e.dbMu.RLock()
-	b := &Batch{b: e.db.NewBatch()}
-	e.dbMu.RUnlock()
+	b := e.NewMultiBatch()
 	_ = b.b.LogData(logData, nil)
+	b.solo = true
 	return b
 }
 
@@ -149,27 +157,165 @@ func (b *Batch) DeleteNamespace(ns string) {
 // ErrInjectedFault is what the test-only commit fault hook returns.
 var ErrInjectedFault = errors.New("storage: injected commit fault")
 
+// maxGroupBytes bounds the size of the batch a commit group merges its
+// writers' batches into, so that it never becomes one of Pebble's large
+// (flushable) batches.
+const maxGroupBytes = 256 << 10
+
+// commitQueue is where concurrent Commit calls meet. The first caller to
+// find no commit in progress becomes the leader: it lets the other
+// runnable writers queue their batches, then commits everything queued as
+// few Pebble batches as it can, hands leadership to the next waiter and
+// wakes its followers. Writers therefore share a Pebble commit, a WAL
+// write, a replication offset and (with sync on) an fsync.
+type commitQueue struct {
+	mu      sync.Mutex
+	waiting []*commitWaiter
+	leading bool // a leader is between taking the queue and handing over
+}
+
+// commitWaiter is one Commit call in the queue.
+type commitWaiter struct {
+	b      *Batch
+	offset uint64
+	err    error
+	lead   bool          // woken to lead rather than with a result
+	wake   chan struct{} // buffered: the waker never blocks
+}
+
 // Commit applies the batch atomically with the next replication offset and
 // the updated key counts, then calls the commit hook, all in one critical
-// section so that log order equals offset order. With sync on it waits for
-// the WAL fsync after leaving the section, so concurrent writers share
-// fsyncs. It returns the batch's offset. An error means nothing of the
-// batch was applied (ErrClosed during shutdown, or an injected fault);
-// Pebble treats a failed WAL write as fatal and exits the process.
+// section so that log order equals offset order. Batches of concurrent
+// writers may be merged into one (see commitQueue): they then share an
+// offset, and the commit hook and replicas see one batch carrying each
+// writer's records after its own LogData. Batches that flush or change
+// namespaces, and PUBLISH records, are committed alone. With sync on,
+// Commit waits for the WAL fsync after leaving the section, so writers
+// also share fsyncs. It returns the batch's offset. An error means nothing
+// of the batch was applied (ErrClosed during shutdown, or an injected
+// fault); Pebble treats a failed WAL write as fatal and exits the process.
 func (e *Engine) Commit(b *Batch) (uint64, error) {
-	syncOn := e.sync.Load()
-	e.commitMu.Lock()
-	if e.closed.Load() {
-		e.commitMu.Unlock()
-		b.b.Close()
-		return 0, ErrClosed
-	}
-	if e.fault != nil {
-		if err := e.fault(b); err != nil {
-			e.commitMu.Unlock()
-			b.b.Close()
-			return 0, fmt.Errorf("storage: commit %d: %w", e.offset+1, err)
+	w := &commitWaiter{b: b, wake: make(chan struct{}, 1)}
+	q := &e.queue
+	q.mu.Lock()
+	q.waiting = append(q.waiting, w)
+	if q.leading {
+		q.mu.Unlock()
+		<-w.wake
+		if !w.lead {
+			return w.offset, w.err
 		}
+	} else {
+		q.leading = true
+		q.mu.Unlock()
+	}
+	// Leading: writers that are runnable now get to queue their batches
+	// first, which is what makes groups form on a single CPU.
+	runtime.Gosched()
+	q.mu.Lock()
+	group := q.waiting
+	q.waiting = nil
+	q.mu.Unlock()
+
+	syncOn := e.sync.Load()
+	var toSync []*pebble.Batch
+	var synced [][]*commitWaiter
+	for len(group) > 0 {
+		n := e.runLength(group)
+		if pb := e.commitRun(group[:n], syncOn); pb != nil {
+			toSync = append(toSync, pb)
+			synced = append(synced, group[:n])
+		} else {
+			for _, f := range group[:n] {
+				if f != w {
+					f.wake <- struct{}{}
+				}
+			}
+		}
+		group = group[n:]
+	}
+
+	q.mu.Lock()
+	if len(q.waiting) > 0 {
+		next := q.waiting[0]
+		next.lead = true
+		next.wake <- struct{}{}
+	} else {
+		q.leading = false
+	}
+	q.mu.Unlock()
+
+	for i, pb := range toSync {
+		err := pb.SyncWait()
+		pb.Close()
+		for _, f := range synced[i] {
+			if err != nil && f.err == nil {
+				f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
+			}
+			if f != w {
+				f.wake <- struct{}{}
+			}
+		}
+	}
+	return w.offset, w.err
+}
+
+// runLength returns how many batches at the head of group commit as one:
+// a run of mergeable batches within maxGroupBytes, or one batch.
+func (e *Engine) runLength(group []*commitWaiter) int {
+	if !group[0].b.mergeable() {
+		return 1
+	}
+	size := len(group[0].b.b.Repr())
+	n := 1
+	for n < len(group) && group[n].b.mergeable() {
+		size += len(group[n].b.b.Repr())
+		if size > maxGroupBytes {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// mergeable reports whether the batch may share a commit with others: it
+// neither flushes nor changes namespaces (those reset in-memory state) nor
+// carries a PUBLISH (replicas recognize one by a batch's first record).
+func (b *Batch) mergeable() bool {
+	return !b.solo && len(b.flush) == 0 && len(b.nsSet) == 0 && len(b.nsDel) == 0
+}
+
+// commitRun commits the batches of ws as one, setting each waiter's offset
+// or error. With syncOn it returns the applied Pebble batch, which the
+// caller must SyncWait and Close after leaving the critical section;
+// otherwise every batch is closed.
+func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	var b *Batch
+	live := ws[:0:0]
+	for _, w := range ws {
+		switch {
+		case e.closed.Load():
+			w.err = ErrClosed
+		case e.fault != nil:
+			if err := e.fault(w.b); err != nil {
+				w.err = fmt.Errorf("storage: commit %d: %w", e.offset+1, err)
+			}
+		}
+		if w.err != nil {
+			w.b.b.Close()
+			continue
+		}
+		if b == nil {
+			b = w.b
+		} else {
+			b.merge(w.b)
+		}
+		live = append(live, w)
+	}
+	if b == nil {
+		return nil
 	}
 	offset := e.offset + 1
 	_ = b.b.Set(keyReplOffset, binary.BigEndian.AppendUint64(nil, offset), nil)
@@ -188,11 +334,12 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	if e.hook != nil {
 		repr = append([]byte(nil), b.b.Repr()...)
 	}
-	err := e.apply(b.b, syncOn)
-	if err != nil {
-		e.commitMu.Unlock()
+	if err := e.apply(b.b, syncOn); err != nil {
 		b.b.Close()
-		return 0, fmt.Errorf("storage: commit %d: %w", offset, err)
+		for _, w := range live {
+			w.err = fmt.Errorf("storage: commit %d: %w", offset, err)
+		}
+		return nil
 	}
 	e.offset = offset
 	if len(b.flush) > 0 {
@@ -207,15 +354,24 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}
-	e.commitMu.Unlock()
+	for _, w := range live {
+		w.offset = offset
+	}
 	if syncOn {
-		err = b.b.SyncWait()
+		return b.b
 	}
 	b.b.Close()
-	if err != nil {
-		return 0, fmt.Errorf("storage: sync commit %d: %w", offset, err)
+	return nil
+}
+
+// merge appends o's records to b, and what they change, and closes o.
+func (b *Batch) merge(o *Batch) {
+	_ = b.b.Apply(o.b, nil)
+	for ns, d := range o.deltas {
+		b.addDelta(ns, d.Keys, d.Expires)
 	}
-	return offset, nil
+	b.rows = append(b.rows, o.rows...)
+	o.b.Close()
 }
 
 // apply hands a batch to Pebble; the caller holds commitMu. With syncOn

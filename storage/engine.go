@@ -85,6 +85,7 @@ type Engine struct {
 	// commit and publish.
 	Locks *KeyLocks
 
+	queue    commitQueue
 	commitMu sync.Mutex // serializes offset assignment, Apply and hooks
 	offset   uint64     // last committed offset; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
