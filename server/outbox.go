@@ -153,13 +153,27 @@ func (o *outbox) finish() {
 	<-o.done
 }
 
+// maxWriteYields bounds how many times the writer yields to publishers
+// before it writes what they queued.
+const maxWriteYields = 4
+
 // writer is the connection's only socket writer once it has an outbox.
 func (o *outbox) writer() {
 	defer close(o.done)
 	for range o.wake {
 		// Let the goroutines that are about to publish run first, so
-		// one write carries many messages rather than one each.
-		runtime.Gosched()
+		// one write carries many messages rather than one each: yield
+		// while the queue still grows, a few times at most.
+		for i, queued := 0, -1; i < maxWriteYields; i++ {
+			runtime.Gosched()
+			o.mu.Lock()
+			n := len(o.queue)
+			o.mu.Unlock()
+			if n == queued {
+				break
+			}
+			queued = n
+		}
 		for {
 			o.mu.Lock()
 			bufs := o.queue
