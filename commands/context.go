@@ -146,6 +146,9 @@ type Client struct {
 	multi   *multiState
 	watched []watchedKey
 	group   *txnBatch
+	// ctx is the context of the command running, reused from one command
+	// to the next (Dispatch).
+	ctx Ctx
 	// watchTouched is set by any goroutine committing a write to a
 	// watched key.
 	watchTouched atomic.Bool

@@ -73,7 +73,12 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		cl.queue(spec, args, w)
 		return
 	}
-	spec.Handler(&Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil})
+	// The client's one Ctx is reused: a command's context lives only
+	// while its handler runs, and a client runs one command at a time.
+	c := &cl.ctx
+	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil}
+	spec.Handler(c)
+	*c = Ctx{}
 }
 
 // unknownCommand renders Redis's unknown-command error; like Redis's

@@ -128,6 +128,11 @@ func (s *Spec) Keys(args [][]byte) [][]byte {
 // table maps lower-case command names to their specs.
 var table = map[string]*Spec{}
 
+// byName maps both the lower-case and the upper-case spelling of every
+// command name to its spec, so Lookup finds the usual spellings in one
+// probe.
+var byName = map[string]*Spec{}
+
 // register adds specs to the table; each command family file calls it from
 // an init function.
 func register(specs ...*Spec) {
@@ -141,12 +146,14 @@ func register(specs ...*Spec) {
 			}
 		}
 		table[s.Name] = s
+		byName[s.Name] = s
+		byName[strings.ToUpper(s.Name)] = s
 	}
 }
 
 // Lookup returns the spec of a command name in any case, or nil.
 func Lookup(name []byte) *Spec {
-	if s, ok := table[string(name)]; ok {
+	if s, ok := byName[string(name)]; ok {
 		return s
 	}
 	// Fold ASCII case only, as Redis's strcasecmp does, without allocating

@@ -28,11 +28,24 @@ type rowCache struct {
 	shards [rowCacheShards]rowCacheShard
 }
 
+// rowCacheShard maps the 64-bit hash of a key to its entry. Keying by the
+// hash rather than the key keeps a lookup to the map's own memory and one
+// entry buffer; the entry holds the key, so a (vanishingly rare) collision
+// is a miss, and a put replaces the colliding entry.
 type rowCacheShard struct {
 	mu    sync.RWMutex
-	m     map[string][]byte
+	m     map[uint64]rowEntry
 	bytes int64
 }
+
+// rowEntry is one cached record: kv holds the key followed by the value.
+type rowEntry struct {
+	kv     []byte
+	klen   int32
+	absent bool // the key is known not to exist
+}
+
+func (e rowEntry) cost() int64 { return int64(len(e.kv) + rowEntryOverhead) }
 
 // newRowCache returns a cache of about capacity bytes, or nil (no cache)
 // for a capacity of zero.
@@ -42,13 +55,14 @@ func newRowCache(capacity int64) *rowCache {
 	}
 	c := &rowCache{seed: maphash.MakeSeed(), limit: max(capacity/rowCacheShards, 1)}
 	for i := range c.shards {
-		c.shards[i].m = map[string][]byte{}
+		c.shards[i].m = map[uint64]rowEntry{}
 	}
 	return c
 }
 
-func (c *rowCache) shard(k []byte) *rowCacheShard {
-	return &c.shards[maphash.Bytes(c.seed, k)%rowCacheShards]
+func (c *rowCache) locate(k []byte) (*rowCacheShard, uint64) {
+	h := maphash.Bytes(c.seed, k)
+	return &c.shards[h%rowCacheShards], h
 }
 
 // get returns the cached record of metadata key k: found reports a cache
@@ -58,42 +72,50 @@ func (c *rowCache) get(k []byte) (v []byte, found bool) {
 	if c == nil {
 		return nil, false
 	}
-	s := c.shard(k)
+	s, h := c.locate(k)
 	s.mu.RLock()
-	v, found = s.m[string(k)]
+	e, ok := s.m[h]
 	s.mu.RUnlock()
-	return v, found
+	if !ok || string(e.kv[:e.klen]) != string(k) {
+		return nil, false
+	}
+	if e.absent {
+		return nil, true
+	}
+	return e.kv[e.klen:len(e.kv):len(e.kv)], true
 }
 
 // put records v (nil for absent) as the current record of k, evicting
 // other entries to stay within the shard's budget. The caller holds k's
-// key lock and gives up ownership of v.
+// key lock; the cache keeps its own copy of k and v.
 func (c *rowCache) put(k, v []byte) {
 	if c == nil {
 		return
 	}
-	s := c.shard(k)
-	cost := int64(len(k) + len(v) + rowEntryOverhead)
+	s, h := c.locate(k)
+	kv := make([]byte, 0, len(k)+len(v))
+	e := rowEntry{kv: append(append(kv, k...), v...), klen: int32(len(k)), absent: v == nil}
+	cost := e.cost()
 	if cost > c.limit {
 		c.drop(k)
 		return
 	}
 	s.mu.Lock()
-	if old, ok := s.m[string(k)]; ok {
-		s.bytes -= int64(len(k) + len(old) + rowEntryOverhead)
+	if old, ok := s.m[h]; ok {
+		s.bytes -= old.cost()
 	}
 	// Evict arbitrary entries (map order is random) until it fits; the
 	// check comes first, as starting a map iteration is not free.
 	if s.bytes+cost > c.limit {
-		for ek, ev := range s.m {
-			s.bytes -= int64(len(ek) + len(ev) + rowEntryOverhead)
-			delete(s.m, ek)
+		for eh, ev := range s.m {
+			s.bytes -= ev.cost()
+			delete(s.m, eh)
 			if s.bytes+cost <= c.limit {
 				break
 			}
 		}
 	}
-	s.m[string(k)] = v
+	s.m[h] = e
 	s.bytes += cost
 	s.mu.Unlock()
 }
@@ -103,11 +125,11 @@ func (c *rowCache) drop(k []byte) {
 	if c == nil {
 		return
 	}
-	s := c.shard(k)
+	s, h := c.locate(k)
 	s.mu.Lock()
-	if old, ok := s.m[string(k)]; ok {
-		s.bytes -= int64(len(k) + len(old) + rowEntryOverhead)
-		delete(s.m, string(k))
+	if old, ok := s.m[h]; ok {
+		s.bytes -= old.cost()
+		delete(s.m, h)
 	}
 	s.mu.Unlock()
 }
@@ -120,7 +142,7 @@ func (c *rowCache) clear() {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		s.m = map[string][]byte{}
+		s.m = map[uint64]rowEntry{}
 		s.bytes = 0
 		s.mu.Unlock()
 	}
