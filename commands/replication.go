@@ -45,9 +45,11 @@ func cmdPSync(c *Ctx) {
 		c.W.Error("ERR PSYNC is not possible on this connection")
 		return
 	}
-	replID, port := string(c.Args[1]), c.Client.ReplicaPort
+	// The handoff runs after the command: it must not use c, which the
+	// client reuses.
+	repl, replID, port := c.Env.Repl, string(c.Args[1]), c.Client.ReplicaPort
 	c.Client.Handoff = func(nc net.Conn, read func() ([][]byte, error)) {
-		c.Env.Repl.ServePSYNC(nc, read, replID, want, port)
+		repl.ServePSYNC(nc, read, replID, want, port)
 	}
 }
 
