@@ -17,6 +17,9 @@ cd "$(dirname "$0")/.."
 N=${BENCH_N:-200000}
 KEYS=${BENCH_KEYS:-1000000}
 
+# The subscriber of the notification rows (cairn-bench subscribe).
+go build -o bin/cairn-bench ./cmd/cairn-bench
+
 start_cairn() { # port, extra args...
 	local port=$1; shift
 	taskset -c "$SERVER_CPU" bin/cairn --port "$port" --dir "$work/cairn-$port" --log-level warning "$@" >"$work/cairn-$port.log" 2>&1 &
@@ -66,30 +69,97 @@ stop "$cp"; stop "$rp"
 
 # Keyspace notifications: SET throughput with notify-keyspace-events KEA
 # and one subscriber on __keyevent@0__:* reading everything, against the
-# same server with notifications off (issue 4: Cairn on/off >= 0.9).
-notify_ratio() { # port -> "off on"
-	local port=$1 offs=() ons=()
+# same server with notifications off (issue 4: Cairn on/off >= 0.9). The
+# subscriber is `cairn-bench subscribe`, on the client CPU like
+# redis-benchmark: it counts the events without printing them (redis-cli
+# would format and write each one, taking that CPU from redis-benchmark),
+# and stops after the N events of the pass's N SETs (one
+# __keyevent@0__:set each). A pass whose subscriber does not get exactly N
+# within 30 s of redis-benchmark's end is reported on stderr and marked
+# MISMATCH in the row.
+SUB_WAIT=30 # seconds after redis-benchmark's end
+# notify_check report-base status -> "ok", or in a few words what is wrong
+# with the subscriber's report (its JSON) and exit status; its stderr
+# tells more.
+notify_check() {
+	python3 - "$1.json" "$N" "$2" <<'PY'
+import json, sys
+path, n, status = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    with open(path) as f:
+        got = json.load(f).get("received")
+except (OSError, ValueError):
+    print(f"no report from the subscriber (exit status {status})")
+    sys.exit()
+if got is None:
+    print(f"the subscriber failed (exit status {status})")
+elif got != n:
+    print(f"{got} of {n} events received")
+elif status != "0":
+    print(f"{got} of {n} events received, but exit status {status}")
+else:
+    print("ok")
+PY
+}
+notify_ratio() { # port -> "off on [mismatches]"
+	local port=$1 offs=() ons=() notes=() run
 	# One untimed pass first, so that every measured pass overwrites the
 	# same existing keys (creating them costs more than updating them).
 	rps "$port" set -c 50 -n "$N" -r 100000 >/dev/null
-	for _ in $(seq 1 "$RUNS"); do
+	for run in $(seq 1 "$RUNS"); do
 		redis-cli -p "$port" config set notify-keyspace-events "" >/dev/null
 		offs+=("$(rps "$port" set -c 50 -n "$N" -r 100000)")
 		redis-cli -p "$port" config set notify-keyspace-events KEA >/dev/null
-		taskset -c "$CLIENT_CPU" redis-cli -p "$port" psubscribe '__keyevent@0__:*' >/dev/null &
-		local sub=$!
-		sleep 0.2
+		local base="$work/subscriber-$port-$run" sub ticks=0 status=0 verdict
+		# -duration-limit only bounds a subscriber this shell fails to stop.
+		taskset -c "$CLIENT_CPU" bin/cairn-bench subscribe -addr "127.0.0.1:$port" -pattern '__keyevent@0__:*' \
+			-expect "$N" -json -quiet -duration-limit 1h >"$base.json" 2>"$base.log" &
+		sub=$!
+		until grep -qsx subscribed "$base.log"; do # up to 10 s
+			if ! kill -0 "$sub" 2>/dev/null; then
+				echo "bench: the subscriber on port $port exited before subscribing; its stderr:" >&2
+				cat "$base.log" >&2
+				return 1
+			elif [ $((ticks += 1)) -gt 200 ]; then
+				echo "bench: the subscriber on port $port did not subscribe within 10 s; its stderr:" >&2
+				cat "$base.log" >&2
+				kill "$sub" 2>/dev/null || true
+				return 1
+			fi
+			sleep 0.05
+		done
 		ons+=("$(rps "$port" set -c 50 -n "$N" -r 100000)")
-		kill "$sub" 2>/dev/null; wait "$sub" 2>/dev/null || true
+		ticks=0
+		while kill -0 "$sub" 2>/dev/null && [ "$ticks" -lt $((SUB_WAIT * 20)) ]; do
+			sleep 0.05; ticks=$((ticks + 1))
+		done
+		kill -TERM "$sub" 2>/dev/null || true # still reading: it reports what it has
+		wait "$sub" || status=$?
+		verdict=$(notify_check "$base" "$status")
+		if [ "$verdict" != ok ]; then
+			echo "bench: notifications on port $port, pass $run: MISMATCH: $verdict; the subscriber's stderr:" >&2
+			cat "$base.log" >&2
+			notes+=("pass $run: ${verdict//|/\\|}")
+		fi
 	done
-	echo "$(median "${offs[@]}") $(median "${ons[@]}")"
+	local joined="" note
+	for note in "${notes[@]}"; do joined+="${joined:+; }$note"; done
+	echo "$(median "${offs[@]}") $(median "${ons[@]}") $joined"
+}
+# notify_row server on off mismatches -> the table row
+notify_row() {
+	local cell target="≥ 0.9"
+	cell=$(ratio "$2" "$3")
+	[ "$1" = Cairn ] || target="(reference)"
+	[ -z "$4" ] || cell="$cell (MISMATCH: $4)"
+	echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: $1 | $2 | $3 (off) | $cell | $target |"
 }
 cp=$(free_port); start_cairn "$cp"
 rp=$(free_port); start_redis "$rp"
-read -r coff con < <(notify_ratio "$cp")
-read -r roff ron < <(notify_ratio "$rp")
-echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: Cairn | $con | $coff (off) | $(ratio "$con" "$coff") | ≥ 0.9 |"
-echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: Redis | $ron | $roff (off) | $(ratio "$ron" "$roff") | (reference) |"
+read -r coff con cnote < <(notify_ratio "$cp") || { echo "bench: the notification benchmark failed on Cairn" >&2; exit 1; }
+read -r roff ron rnote < <(notify_ratio "$rp") || { echo "bench: the notification benchmark failed on Redis" >&2; exit 1; }
+notify_row Cairn "$con" "$coff" "$cnote"
+notify_row Redis "$ron" "$roff" "$rnote"
 stop "$cp"; stop "$rp"
 
 # Group commit: with sync yes, 50 concurrent writers must share fsyncs.

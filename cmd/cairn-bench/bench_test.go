@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,6 +35,51 @@ func fakeServer(t *testing.T, handle func(c net.Conn, rd *Reader)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// startRedisServer starts a redis-server on a free loopback port with
+// extra arguments, waits until it answers PING and returns its address. It
+// is killed with the test. Like the tests under tests/, it fails rather
+// than skips without redis-server (make test installs it).
+func startRedisServer(t *testing.T, extra ...string) string {
+	t.Helper()
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server not installed (make test installs it): %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, "redis.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.Command(server, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := dial(addr, time.Second, 0); err == nil {
+			_, err = c.do("PING")
+			c.close()
+			if err == nil {
+				return addr
+			}
+		}
+		if time.Now().After(deadline) {
+			text, _ := os.ReadFile(log.Name())
+			t.Fatalf("redis-server did not answer on %s; log:\n%s", addr, text)
+		}
+	}
 }
 
 func testCommon(addr string) *common {

@@ -9,17 +9,21 @@
 //	cairn-bench patterns   -addr 127.0.0.1:6666 -patterns 1000 -msgs 100000
 //	cairn-bench stall      -addr 127.0.0.1:6666 -msgs 10000 -rate 2000 -size 4096
 //	cairn-bench throughput -addr 127.0.0.1:6379,127.0.0.1:6666 -names redis,cairn -tests set,get -pipelines 1,16 -cpu 0
+//	cairn-bench subscribe  -addr 127.0.0.1:6666 -pattern '__keyevent@0__:*' -expect 200000
 //
 // fanout measures how fast one publisher's messages reach many subscribers,
 // some by channel and some by pattern; patterns measures PUBLISH with one
 // subscriber holding many patterns that do not match; stall measures
 // PUBLISH latency before and after a subscriber stops reading its socket;
 // throughput runs redis-benchmark on each -addr server in turn and compares
-// their median req/s with the first one's. Every mode is bounded by its
-// message or request count and by -duration-limit (throughput: per
-// redis-benchmark invocation), prints a progress line to stderr at most
-// once a second, and ends with a summary table on stdout (a JSON object
-// with -json). The tool speaks RESP2 over plain TCP with its own writer and
+// their median req/s with the first one's; subscribe is a lean pattern
+// subscriber that counts the pmessages another load makes the server send
+// (keyspace events of redis-benchmark's SETs, say), prints "subscribed" to
+// stderr once subscribed, and fails unless -expect of them arrive. Every
+// mode is bounded by its message or request count and by -duration-limit
+// (throughput: per redis-benchmark invocation), prints a progress line to
+// stderr at most once a second, and ends with a summary table on stdout (a
+// JSON object with -json). The tool speaks RESP2 over plain TCP with its own writer and
 // parser (resp.go) and connects only to loopback addresses unless
 // -allow-remote is given.
 package main
@@ -50,6 +54,7 @@ var modes = []struct{ name, desc string }{
 	{"invalidation", "writes (SETs, or the -mix of string commands) on a primary at a fixed rate: latency and losses of their keyspace events on a replica"},
 	{"catchup", "a burst of pipelined SETs on a primary: SET/s and the time until the replica's offset catches up"},
 	{"throughput", "the throughput suite wrapping redis-benchmark, on several servers side by side: median req/s and ratios to the first"},
+	{"subscribe", "one lean pattern subscriber counting the pmessages another load causes: msgs/s, and whether -expect of them arrived"},
 }
 
 func usage(w io.Writer) {
@@ -67,9 +72,17 @@ type report interface {
 	rows() [][2]string
 }
 
+// failingReport is a report that can tell that its run failed although it
+// completed, such as a subscriber that did not receive the -expect
+// messages: run prints the report, then the failure, and returns 1.
+type failingReport interface {
+	report
+	failure() error
+}
+
 // run runs the tool with the arguments after the program name and returns
-// its exit status: 0 on success, 1 if the benchmark failed, 2 on a usage
-// error.
+// its exit status: 0 on success, 1 if the benchmark failed (or its
+// failingReport says so), 2 on a usage error.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
@@ -106,6 +119,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg := &throughputConfig{common: &c}
 		cfg.register(fs)
 		bench = func() (report, error) { return runThroughput(cfg, stderr) }
+	case "subscribe":
+		cfg := &subscribeConfig{common: &c}
+		cfg.register(fs)
+		bench = func() (report, error) { return runSubscribe(cfg, stderr) }
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0
@@ -145,6 +162,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		writeJSON(stdout, rep)
 	} else {
 		writeTable(stdout, rep)
+	}
+	if fr, ok := rep.(failingReport); ok {
+		if err := fr.failure(); err != nil {
+			fmt.Fprintf(stderr, "cairn-bench %s: %v\n", mode, err)
+			return 1
+		}
 	}
 	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -300,45 +299,10 @@ func TestThroughputFakeMissing(t *testing.T) {
 // a redis-server, named twice. Like the tests under tests/, it fails
 // rather than skips without them (make test installs both).
 func TestThroughputRedis(t *testing.T) {
-	server, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not installed (make test installs it): %v", err)
-	}
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Fatalf("redis-benchmark not installed (make test installs it with redis-tools): %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "redis.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := dial(addr, time.Second, 0); err == nil {
-			_, err = c.do("PING")
-			c.close()
-			if err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			text, _ := os.ReadFile(log.Name())
-			t.Fatalf("redis-server did not answer on %s; log:\n%s", addr, text)
-		}
-	}
+	addr := startRedisServer(t)
 
 	var out, errw strings.Builder
 	args := []string{"throughput", "-addr", addr + "," + addr, "-names", "a,b", "-requests", "2000", "-runs", "1",
