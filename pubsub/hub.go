@@ -48,7 +48,32 @@ type Hub struct {
 type entry struct {
 	name   []byte // the name as bytes, for matching and frames without copies
 	prefix string // for patterns: glob.LiteralPrefix of name
-	subs   map[Subscriber]struct{}
+	// subs are the subscribers, iterated by publishers; pos is each
+	// one's index in subs, for removal in constant time.
+	subs []Subscriber
+	pos  map[Subscriber]int
+}
+
+// add subscribes s to e (a no-op when it already is).
+func (e *entry) add(s Subscriber) {
+	if _, ok := e.pos[s]; !ok {
+		e.pos[s] = len(e.subs)
+		e.subs = append(e.subs, s)
+	}
+}
+
+// remove unsubscribes s from e (a no-op when it is not subscribed).
+func (e *entry) remove(s Subscriber) {
+	i, ok := e.pos[s]
+	if !ok {
+		return
+	}
+	last := len(e.subs) - 1
+	e.subs[i] = e.subs[last]
+	e.pos[e.subs[i]] = i
+	e.subs[last] = nil
+	e.subs = e.subs[:last]
+	delete(e.pos, s)
 }
 
 // subscriptions are one subscriber's names of each kind, in the order it
@@ -134,7 +159,7 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 	if c.add(k, n) {
 		e := h.byKind[k][n]
 		if e == nil {
-			e = &entry{name: []byte(n), subs: map[Subscriber]struct{}{}}
+			e = &entry{name: []byte(n), pos: map[Subscriber]int{}}
 			h.byKind[k][n] = e
 			if k == KindPattern {
 				e.prefix = string(glob.LiteralPrefix(e.name))
@@ -144,7 +169,7 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 				h.byPrefix[e.prefix] = append(h.byPrefix[e.prefix], e)
 			}
 		}
-		e.subs[s] = struct{}{}
+		e.add(s)
 	}
 	return c.count(k)
 }
@@ -167,7 +192,7 @@ func (h *Hub) unsubscribeLocked(s Subscriber, c *subscriptions, k Kind, n string
 		return
 	}
 	if e := h.byKind[k][n]; e != nil {
-		delete(e.subs, s)
+		e.remove(s)
 		if len(e.subs) == 0 {
 			delete(h.byKind[k], n)
 			if k == KindPattern {
@@ -298,13 +323,13 @@ func (h *Hub) PublishShard(channel, payload []byte) int {
 // is not nil) and returns their number.
 func (e *entry) deliver(m *Message, ns *string) int {
 	if ns == nil {
-		for s := range e.subs {
+		for _, s := range e.subs {
 			s.Deliver(m)
 		}
 		return len(e.subs)
 	}
 	n := 0
-	for s := range e.subs {
+	for _, s := range e.subs {
 		if mb, ok := s.(Member); ok && !mb.InNamespace(*ns) {
 			continue
 		}

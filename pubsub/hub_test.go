@@ -132,3 +132,50 @@ func BenchmarkPublishManyPatterns(b *testing.B) {
 		r.frames = r.frames[:0]
 	}
 }
+
+// TestChurnKeepsEveryoneElseSubscribed subscribes and unsubscribes in
+// every order and checks that each publish reaches exactly the current
+// subscribers, once each.
+func TestChurnKeepsEveryoneElseSubscribed(t *testing.T) {
+	h := NewHub()
+	subs := make([]*recorder, 5)
+	for i := range subs {
+		subs[i] = &recorder{}
+	}
+	on := map[int]bool{}
+	steps := []struct {
+		sub   bool
+		which int
+	}{
+		{true, 0}, {true, 1}, {true, 2}, {false, 1}, {true, 3}, {false, 0}, {true, 1},
+		{false, 3}, {false, 3}, {true, 4}, {true, 0}, {false, 4}, {false, 2}, {false, 1}, {false, 0},
+	}
+	for i, st := range steps {
+		if st.sub {
+			h.Subscribe(subs[st.which], KindPattern, []byte("ch*"))
+		} else {
+			h.Unsubscribe(subs[st.which], KindPattern, []byte("ch*"))
+		}
+		on[st.which] = st.sub
+		for _, r := range subs {
+			r.frames = nil
+		}
+		want := 0
+		for _, v := range on {
+			if v {
+				want++
+			}
+		}
+		if got := h.Publish([]byte("chan"), []byte(fmt.Sprint(i))); got != want {
+			t.Fatalf("step %d: %d receivers, want %d", i, got, want)
+		}
+		for j, r := range subs {
+			if n := len(r.frames); n != map[bool]int{true: 1, false: 0}[on[j]] {
+				t.Fatalf("step %d: subscriber %d got %d messages (subscribed: %v)", i, j, n, on[j])
+			}
+		}
+	}
+	if len(h.byKind[KindPattern]) != 0 {
+		t.Fatal("the pattern outlived its last subscriber")
+	}
+}
