@@ -76,8 +76,12 @@ stop "$cp"; stop "$rp"
 # and stops after the N events of the pass's N SETs (one
 # __keyevent@0__:set each). A pass whose subscriber does not get exactly N
 # within 30 s of redis-benchmark's end is reported on stderr and marked
-# MISMATCH in the row.
+# MISMATCH in the row. Each pass measures off then on; the ratio reported
+# is the median of the passes' own on/off ratios, which drift on a shared
+# machine disturbs less than a ratio of medians.
 SUB_WAIT=30 # seconds after redis-benchmark's end
+NOTIFY_RUNS=${BENCH_NOTIFY_RUNS:-5}
+median_ratio() { python3 -c 'import statistics, sys; print(f"{statistics.median(float(x) for x in sys.argv[1:]):.2f}")' "$@"; }
 # notify_check report-base status -> "ok", or in a few words what is wrong
 # with the subscriber's report (its JSON) and exit status; its stderr
 # tells more.
@@ -101,12 +105,12 @@ else:
     print("ok")
 PY
 }
-notify_ratio() { # port -> "off on [mismatches]"
-	local port=$1 offs=() ons=() notes=() run
+notify_ratio() { # port -> "off on ratio [mismatches]"
+	local port=$1 offs=() ons=() ratios=() notes=() run
 	# One untimed pass first, so that every measured pass overwrites the
 	# same existing keys (creating them costs more than updating them).
 	rps "$port" set -c 50 -n "$N" -r 100000 >/dev/null
-	for run in $(seq 1 "$RUNS"); do
+	for run in $(seq 1 "$NOTIFY_RUNS"); do
 		redis-cli -p "$port" config set notify-keyspace-events "" >/dev/null
 		offs+=("$(rps "$port" set -c 50 -n "$N" -r 100000)")
 		redis-cli -p "$port" config set notify-keyspace-events KEA >/dev/null
@@ -144,22 +148,22 @@ notify_ratio() { # port -> "off on [mismatches]"
 	done
 	local joined="" note
 	for note in "${notes[@]}"; do joined+="${joined:+; }$note"; done
-	echo "$(median "${offs[@]}") $(median "${ons[@]}") $joined"
+	for run in "${!ons[@]}"; do ratios+=("$(ratio "${ons[$run]}" "${offs[$run]}")"); done
+	echo "$(median "${offs[@]}") $(median "${ons[@]}") $(median_ratio "${ratios[@]}") $joined"
 }
-# notify_row server on off mismatches -> the table row
+# notify_row server on off ratio mismatches -> the table row
 notify_row() {
-	local cell target="≥ 0.9"
-	cell=$(ratio "$2" "$3")
+	local cell=$4 target="≥ 0.9"
 	[ "$1" = Cairn ] || target="(reference)"
-	[ -z "$4" ] || cell="$cell (MISMATCH: $4)"
+	[ -z "$5" ] || cell="$cell (MISMATCH: $5)"
 	echo "| SET -c 50 -n $N with KEA + 1 subscriber / without: $1 | $2 | $3 (off) | $cell | $target |"
 }
 cp=$(free_port); start_cairn "$cp"
 rp=$(free_port); start_redis "$rp"
-read -r coff con cnote < <(notify_ratio "$cp") || { echo "bench: the notification benchmark failed on Cairn" >&2; exit 1; }
-read -r roff ron rnote < <(notify_ratio "$rp") || { echo "bench: the notification benchmark failed on Redis" >&2; exit 1; }
-notify_row Cairn "$con" "$coff" "$cnote"
-notify_row Redis "$ron" "$roff" "$rnote"
+read -r coff con cratio cnote < <(notify_ratio "$cp") || { echo "bench: the notification benchmark failed on Cairn" >&2; exit 1; }
+read -r roff ron rratio rnote < <(notify_ratio "$rp") || { echo "bench: the notification benchmark failed on Redis" >&2; exit 1; }
+notify_row Cairn "$con" "$coff" "$cratio" "$cnote"
+notify_row Redis "$ron" "$roff" "$rratio" "$rnote"
 stop "$cp"; stop "$rp"
 
 # Group commit: with sync yes, 50 concurrent writers must share fsyncs.
