@@ -193,8 +193,8 @@ func (f *feeder) shipDurable(off, durable uint64) (uint64, error) {
 }
 
 // fullSync ships a checkpoint and returns a log reader positioned right
-// after it. The log is pinned from the checkpoint's offset until the
-// reader exists, so retention cannot force another full sync.
+// after it. The log is pinned from before the checkpoint's offset until
+// the reader exists, so retention cannot force another full sync.
 func (f *feeder) fullSync(id string) (*LogReader, error) {
 	n := f.n
 	dir, err := os.MkdirTemp(n.opts.DataDir, "sync-out-")
@@ -203,12 +203,15 @@ func (f *feeder) fullSync(id string) (*LogReader, error) {
 	}
 	defer os.RemoveAll(dir)
 	cp := filepath.Join(dir, "checkpoint")
+	// Pin before the checkpoint: its offset is at least the log's next
+	// offset now, so retention cannot drop what the stream resumes from
+	// while the checkpoint is taken.
+	unpin := n.opts.Log.Pin(n.opts.Log.NextOffset())
+	defer unpin()
 	offset, err := n.opts.Store.Checkpoint(cp)
 	if err != nil {
 		return nil, err
 	}
-	unpin := n.opts.Log.Pin(offset + 1)
-	defer unpin()
 	if _, err := f.shipDurable(offset, 0); err != nil {
 		return nil, err
 	}

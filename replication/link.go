@@ -254,9 +254,10 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 			if out != nil || len(p) != 12 {
 				return fmt.Errorf("%w: unexpected end of full sync", ErrCorruptStream)
 			}
-			if int(binary.BigEndian.Uint32(p)) != files || binary.BigEndian.Uint64(p[4:]) != offset {
-				return fmt.Errorf("%w: full sync ended with %d files, offset %d; expected %d files, offset %d",
-					ErrCorruptStream, files, offset, binary.BigEndian.Uint32(p), binary.BigEndian.Uint64(p[4:]))
+			gotFiles, gotOffset := binary.BigEndian.Uint32(p), binary.BigEndian.Uint64(p[4:])
+			if int(gotFiles) != files || gotOffset != offset {
+				return fmt.Errorf("%w: full sync done frame says %d files, offset %d; expected %d files (received), offset %d (from FULLRESYNC)",
+					ErrCorruptStream, gotFiles, gotOffset, files, offset)
 			}
 			l.n.log.Info("full sync received; installing", "files", files, "bytes", received, "offset", offset)
 			got, err := l.n.opts.Store.InstallCheckpoint(dest)

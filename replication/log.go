@@ -204,8 +204,9 @@ type Log struct {
 	syncMu sync.Mutex
 
 	// wmu is the writer lock: Append holds it, as do the operations that
-	// replace the current segment. It guards the fields below, and is held
-	// (with mu) to change the fields under mu that the writer reads.
+	// replace the current segment and retention's trimming. It guards the
+	// fields below, and is held (with mu) to change the fields under mu that
+	// the writer reads (next, segs, the current segment, ring, memBytes).
 	wmu      sync.Mutex
 	cur      *os.File // current segment, open for appending; nil when unpositioned
 	curSeg   *segment // the segment cur writes, the last of segs
@@ -683,8 +684,10 @@ func (l *Log) unlinkPendingLocked() error {
 }
 
 // trimLocked drops the oldest segments that retention no longer keeps,
-// queueing their files for removal, and reports whether it dropped any. The
-// current segment is never dropped, nor one holding a pinned offset.
+// queueing their files for removal, and their entries from the memory tail,
+// and reports whether it dropped any. The current segment is never dropped,
+// nor one holding a pinned offset. The caller holds wmu and mu: the memory
+// tail's accounting is read by Append under wmu alone.
 func (l *Log) trimLocked(now time.Time) bool {
 	pin, pinned := l.minPinLocked()
 	dropped := false
@@ -699,8 +702,9 @@ func (l *Log) trimLocked(now time.Time) bool {
 			reason = "size"
 		case l.opts.RetainAge > 0 && now.Sub(s.modTime) > l.opts.RetainAge:
 			reason = "age"
-		default:
-			return dropped
+		}
+		if reason == "" {
+			break
 		}
 		l.segs[0] = nil
 		l.segs = l.segs[1:]
@@ -1133,16 +1137,20 @@ func (l *Log) Pin(from uint64) (unpin func()) {
 // periodically so that RetainAge also applies to a quiet log. It returns
 // ErrClosed after Close, and the first failure to remove a file otherwise.
 func (l *Log) EnforceRetention() error {
-	l.retMu.Lock()
-	defer l.retMu.Unlock()
+	// Trimming changes the memory tail, which Append reads under wmu
+	// alone: hold wmu too, as Append does when it trims after a roll.
+	l.wmu.Lock()
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	closed := l.closed
+	if !closed {
+		l.trimLocked(l.opts.now())
+	}
+	l.mu.Unlock()
+	l.wmu.Unlock()
+	if closed {
 		return ErrClosed
 	}
-	l.trimLocked(l.opts.now())
-	l.mu.Unlock()
-	return l.unlinkPendingLocked()
+	return l.unlinkPending()
 }
 
 // TruncateAfter drops every entry after offset, in memory and on disk, and
@@ -1182,7 +1190,7 @@ func (l *Log) exclusive(fn func() error) error {
 
 // truncateAfterLocked is TruncateAfter under exclusive.
 func (l *Log) truncateAfterLocked(offset uint64) error {
-	// segs changes only with wmu or retMu held; both are: read it freely.
+	// segs changes only with wmu held, which it is: read it freely.
 	if l.next == 0 || offset >= l.next-1 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -470,6 +471,142 @@ func TestRetentionByAge(t *testing.T) {
 	if st := l.Stats(); st.Segments != 1 || st.Last != 140 {
 		t.Fatalf("after a day: %+v; want the current segment only", st)
 	}
+}
+
+// TestRetentionDropsMemoryTail checks that retention drops the entries of the
+// segments it removes from the memory tail too, however it stops: the tail
+// holds only entries the log claims to have, and readers get ErrTrimmed, not
+// a stale batch, for the rest.
+func TestRetentionDropsMemoryTail(t *testing.T) {
+	size := fixed(100)
+	tests := []struct {
+		name string
+		opts LogOptions
+		// run appends entries and applies retention, returning the last
+		// offset appended.
+		run func(t *testing.T, l *Log, clock *fakeClock) uint64
+	}{
+		{
+			name: "size, on a segment roll",
+			opts: LogOptions{SegmentBytes: 1024, RetainBytes: 4096},
+			run: func(t *testing.T, l *Log, _ *fakeClock) uint64 {
+				appendRange(t, l, 1, 200, size)
+				return 200
+			},
+		},
+		{
+			name: "size, EnforceRetention after an unpin",
+			opts: LogOptions{SegmentBytes: 1024, RetainBytes: 4096},
+			run: func(t *testing.T, l *Log, _ *fakeClock) uint64 {
+				unpin := l.Pin(1)
+				appendRange(t, l, 1, 200, size)
+				unpin()
+				if err := l.EnforceRetention(); err != nil {
+					t.Fatal(err)
+				}
+				return 200
+			},
+		},
+		{
+			name: "age, EnforceRetention",
+			opts: LogOptions{SegmentBytes: 1024, RetainBytes: 1 << 40, RetainAge: time.Hour},
+			run: func(t *testing.T, l *Log, clock *fakeClock) uint64 {
+				appendRange(t, l, 1, 100, size)
+				clock.Advance(30 * time.Minute)
+				appendRange(t, l, 101, 140, size)
+				clock.Advance(45 * time.Minute) // the first 100 are 75 minutes old
+				if err := l.EnforceRetention(); err != nil {
+					t.Fatal(err)
+				}
+				return 140
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			opts := tt.opts
+			opts.Dir = t.TempDir()
+			opts.MemoryBytes = 1 << 20 // room for every entry: only retention drops them
+			opts.now = clock.Now
+			l := openLog(t, opts)
+			early, err := l.NewReader(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer early.Close()
+
+			last := tt.run(t, l, clock)
+			st := l.Stats()
+			if st.First <= 1 || st.Last != last {
+				t.Fatalf("after retention: %+v; want entries removed from the front, ending at %d", st, last)
+			}
+			entries := int(st.Last - st.First + 1)
+			if st.MemoryEntries != entries || st.MemoryBytes != int64(entries)*entryCost(make([]byte, 100)) {
+				t.Fatalf("memory tail holds %d entries (%d bytes); the log holds %d entries, %d to %d",
+					st.MemoryEntries, st.MemoryBytes, entries, st.First, st.Last)
+			}
+			l.mu.Lock()
+			oldest := l.ring.at(0).offset
+			l.mu.Unlock()
+			if oldest != st.First {
+				t.Fatalf("memory tail starts at %d, First() = %d", oldest, st.First)
+			}
+			if _, _, err := early.Next(guardCtx(t)); !errors.Is(err, ErrTrimmed) {
+				t.Fatalf("Next at offset 1 after retention = %v, want ErrTrimmed", err)
+			}
+			if _, err := l.NewReader(st.First - 1); !errors.Is(err, ErrTrimmed) {
+				t.Fatalf("NewReader(%d) = %v, want ErrTrimmed", st.First-1, err)
+			}
+			readFrom(t, l, st.First, last, size)
+		})
+	}
+}
+
+// TestAppendRacesEnforceRetention runs EnforceRetention, which drops entries
+// from the memory tail, while Append, which reads the tail's accounting,
+// goes on. Under the race detector it checks that the two are synchronized.
+func TestAppendRacesEnforceRetention(t *testing.T) {
+	// Every reading of the clock is an hour after the last, so every
+	// segment but the current one is too old when EnforceRetention runs,
+	// and its entries are still in the (large) memory tail.
+	var ticks atomic.Int64
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * time.Hour) }
+	l := openLog(t, LogOptions{Dir: t.TempDir(), SegmentBytes: 1024, RetainBytes: 1 << 40,
+		RetainAge: time.Minute, MemoryBytes: 1 << 20, now: now})
+	size := fixed(100)
+	const last = 2000
+
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errc <- nil
+				return
+			default:
+			}
+			if err := l.EnforceRetention(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	appendRange(t, l, 1, last, size)
+	close(stop)
+	if err := <-errc; err != nil {
+		t.Fatalf("EnforceRetention: %v", err)
+	}
+	if err := l.EnforceRetention(); err != nil {
+		t.Fatal(err)
+	}
+	st := l.Stats()
+	if st.Last != last || st.Segments != 1 || st.MemoryEntries != int(st.Last-st.First+1) {
+		t.Fatalf("after retention: %+v; want the current segment only, all of it in memory", st)
+	}
+	readFrom(t, l, st.First, last, size)
 }
 
 func TestReopenAfterCleanClose(t *testing.T) {
