@@ -52,14 +52,15 @@ func (e *Emitter) Emit(ev Event) {
 		return
 	}
 	db := DB(ev.Namespace)
+	// The hub copies what it delivers, so the channel names are built in
+	// a buffer on the stack (for usual key lengths).
+	var buf [128]byte
 	if f&Keyspace != 0 {
-		ch := make([]byte, 0, len("__keyspace@__:")+len(db)+len(ev.Key))
-		ch = append(append(append(append(ch, "__keyspace@"...), db...), "__:"...), ev.Key...)
+		ch := append(append(append(append(buf[:0], "__keyspace@"...), db...), "__:"...), ev.Key...)
 		e.hub.PublishIn(ev.Namespace, ch, []byte(ev.Name))
 	}
 	if f&Keyevent != 0 {
-		ch := make([]byte, 0, len("__keyevent@__:")+len(db)+len(ev.Name))
-		ch = append(append(append(append(ch, "__keyevent@"...), db...), "__:"...), ev.Name...)
+		ch := append(append(append(append(buf[:0], "__keyevent@"...), db...), "__:"...), ev.Name...)
 		e.hub.PublishIn(ev.Namespace, ch, ev.Key)
 	}
 }

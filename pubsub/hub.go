@@ -251,7 +251,7 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	defer h.mu.RUnlock()
 	n := 0
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		n += e.deliver(&Message{kind: KindChannel, channel: channel, payload: payload}, ns)
+		n += e.deliver(newMessage(KindChannel, nil, channel, payload), ns)
 	}
 	for _, i := range h.prefixLens {
 		if i > len(channel) {
@@ -259,7 +259,7 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
 			if glob.Match(e.name, channel, false) {
-				n += e.deliver(&Message{kind: KindPattern, pattern: e.name, channel: channel, payload: payload}, ns)
+				n += e.deliver(newMessage(KindPattern, e.name, channel, payload), ns)
 			}
 		}
 	}
@@ -316,7 +316,7 @@ func (h *Hub) PublishShard(channel, payload []byte) int {
 	if e == nil {
 		return 0
 	}
-	return e.deliver(&Message{kind: KindShard, channel: channel, payload: payload}, nil)
+	return e.deliver(newMessage(KindShard, nil, channel, payload), nil)
 }
 
 // deliver hands m to every subscriber of e (of namespace *ns only, when ns

@@ -28,6 +28,16 @@ type Message struct {
 	frames  [2][]byte // RESP2, RESP3
 }
 
+// newMessage returns a message holding its own copy of channel and
+// payload, so publishers may pass buffers they reuse (and the compiler can
+// keep them on the stack): only a message that has a receiver is built.
+func newMessage(kind Kind, pattern, channel, payload []byte) *Message {
+	buf := make([]byte, len(channel)+len(payload))
+	n := copy(buf, channel)
+	copy(buf[n:], payload)
+	return &Message{kind: kind, pattern: pattern, channel: buf[:n:n], payload: buf[n:]}
+}
+
 // Frame returns the message encoded for a RESP2 (proto 2) or RESP3
 // (proto 3) connection.
 func (m *Message) Frame(proto int) []byte {
