@@ -26,7 +26,10 @@
 #                 0 so that they do not wait 5 s for more replicas.
 #
 # Every server is pinned to BENCH_SERVER_CPU (default 1) and the tools to
-# BENCH_CLIENT_CPU (default 0) with taskset; everything binds to 127.0.0.1;
+# BENCH_CLIENT_CPU (default 0) with taskset (BENCH_CAIRN_GOMAXPROCS, when
+# set, is the GOMAXPROCS of the Cairn servers; Go's default on one CPU is
+# 1); the invalidation runs last 30 s (BENCH_INV_DURATION) so that they
+# include Pebble's flushes and compactions; everything binds to 127.0.0.1;
 # data lives in a temporary directory removed on exit. Each figure is the
 # median of BENCH_RUNS runs (default 3) alternating between Cairn and
 # Redis, so that drift on a shared machine hits both. Prints a Markdown
@@ -44,7 +47,7 @@ cd "$(dirname "$0")/.."
 
 INV_RATE=${BENCH_INV_RATE:-5000}
 INV_WRITERS=${BENCH_INV_WRITERS:-4}
-INV_DURATION=${BENCH_INV_DURATION:-10s}
+INV_DURATION=${BENCH_INV_DURATION:-30s}
 INV_MIX=${BENCH_INV_MIX:-set,incr,append,setrange,incrbyfloat,mset,getset,setex}
 CATCHUP_REQUESTS=${BENCH_CATCHUP_REQUESTS:-200000}
 CATCHUP_CONNS=${BENCH_CATCHUP_CONNS:-50}
@@ -89,7 +92,8 @@ wait_synced() {
 start_cairn() { # port [primary-port]
 	local port=$1 args=()
 	[ -z "${2:-}" ] || args=(--slaveof "127.0.0.1 $2")
-	taskset -c "$SERVER_CPU" bin/cairn --port "$port" --dir "$work/cairn-$port" --log-level warning \
+	${BENCH_CAIRN_GOMAXPROCS:+env GOMAXPROCS=$BENCH_CAIRN_GOMAXPROCS} \
+		taskset -c "$SERVER_CPU" bin/cairn --port "$port" --dir "$work/cairn-$port" --log-level warning \
 		--notify-keyspace-events KEA "${args[@]}" >"$work/cairn-$port.log" 2>&1 &
 	pids+=($!)
 	wait_up "$port"
