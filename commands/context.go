@@ -155,12 +155,14 @@ type Client struct {
 	// multiQueued is 1 + the number of commands queued in MULTI (0
 	// outside), for CLIENT LIST from other goroutines.
 	multiQueued atomic.Int32
+	// proto is the protocol version set by HELLO (0 until then: RESP2),
+	// read by publishers' goroutines for every message.
+	proto atomic.Int32
 
 	mu       sync.Mutex
 	name     string
 	lastCmd  string
 	lastSeen time.Time
-	proto    int
 }
 
 // Name returns the CLIENT SETNAME name.
@@ -177,7 +179,7 @@ func (c *Client) Touch(cmd string, now time.Time) {
 }
 
 // SetProto records the protocol version the connection speaks.
-func (c *Client) SetProto(p int) { c.mu.Lock(); c.proto = p; c.mu.Unlock() }
+func (c *Client) SetProto(p int) { c.proto.Store(int32(p)) }
 
 // Subscriptions returns how many channels, patterns and shard channels
 // the client holds. Only the connection's goroutine may call it.
@@ -185,12 +187,10 @@ func (c *Client) Subscriptions() int { return c.subs }
 
 // Proto returns the protocol version the connection speaks (2 or 3).
 func (c *Client) Proto() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.proto == 0 {
-		return 2
+	if p := c.proto.Load(); p != 0 {
+		return int(p)
 	}
-	return c.proto
+	return 2
 }
 
 // ClientInfo renders a client as one CLIENT LIST line (without newline).
@@ -220,10 +220,7 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	if last == "" {
 		last = "NULL"
 	}
-	proto := c.proto
-	if proto == 0 {
-		proto = 2
-	}
+	proto := c.Proto()
 	ns := c.Namespace
 	if ns == "" {
 		ns = defaultNamespaceName
