@@ -26,6 +26,7 @@ type outbox struct {
 
 	mu        sync.Mutex
 	queue     net.Buffers
+	spare     net.Buffers // the writer's emptied previous queue, reused
 	deferred  net.Buffers // messages that arrived while a command ran
 	pending   int64       // bytes queued (deferred included), not yet written
 	executing bool        // a command of this connection is running
@@ -153,6 +154,10 @@ func (o *outbox) finish() {
 	<-o.done
 }
 
+// maxSpareBuffers bounds the capacity of the queue slice the writer keeps
+// for reuse, so one burst does not pin a large slice.
+const maxSpareBuffers = 1024
+
 // maxWriteYields bounds how many times the writer yields to publishers
 // before it writes what they queued.
 const maxWriteYields = 4
@@ -177,8 +182,10 @@ func (o *outbox) writer() {
 		for {
 			o.mu.Lock()
 			bufs := o.queue
-			o.queue = nil
 			closing := o.closing
+			if len(bufs) > 0 {
+				o.queue, o.spare = o.spare, nil
+			}
 			o.mu.Unlock()
 			if len(bufs) == 0 {
 				if closing {
@@ -186,10 +193,15 @@ func (o *outbox) writer() {
 				}
 				break
 			}
+			written := bufs // WriteTo consumes bufs
 			n, err := bufs.WriteTo(o.c.nc)
 			o.c.s.env.Stats.NetOutput.Add(n)
+			clear(written) // the frames can go
 			o.mu.Lock()
 			o.pending -= n
+			if cap(written) <= maxSpareBuffers {
+				o.spare = written[:0]
+			}
 			o.mu.Unlock()
 			if err != nil {
 				o.c.close()
