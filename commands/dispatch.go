@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/server/resp"
 )
 
@@ -76,9 +77,24 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	// The client's one Ctx is reused: a command's context lives only
 	// while its handler runs, and a client runs one command at a time.
 	c := &cl.ctx
-	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil}
+	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil,
+		events: c.events, staged: c.staged}
 	spec.Handler(c)
-	*c = Ctx{}
+	*c = Ctx{events: reusable(c.events), staged: reusable(c.staged)}
+}
+
+// maxReusedEvents bounds the event slices a client's Ctx keeps from one
+// command to the next.
+const maxReusedEvents = 16
+
+// reusable returns events emptied for the next command (their keys
+// released), or nil when it grew too large to keep.
+func reusable(events []notify.Event) []notify.Event {
+	if cap(events) > maxReusedEvents {
+		return nil
+	}
+	clear(events[:cap(events)])
+	return events[:0]
 }
 
 // unknownCommand renders Redis's unknown-command error; like Redis's
