@@ -377,6 +377,7 @@ func (b *Batch) merge(o *Batch) {
 // apply hands a batch to Pebble; the caller holds commitMu. With syncOn
 // the caller must SyncWait after leaving the critical section.
 func (e *Engine) apply(b *pebble.Batch, syncOn bool) error {
+	e.noteApply()
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
 	if syncOn {

@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -92,6 +94,11 @@ type Engine struct {
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu
 
+	// epoch is when the engine opened, and lastApply when (since epoch)
+	// it last applied a batch, for pacing background work (pacing.go).
+	epoch     time.Time
+	lastApply atomic.Int64
+
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included
 
@@ -119,7 +126,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes), rows: newRowCache(opts.RowCacheBytes),
-		log: opts.Logger, Locks: NewKeyLocks()}
+		log: opts.Logger, Locks: NewKeyLocks(), epoch: time.Now()}
 	e.sync.Store(opts.Sync)
 	if err := e.openDB(name); err != nil {
 		e.cache.Unref()
@@ -197,6 +204,7 @@ func (e *Engine) openDB(name string) error {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{e.log.Named("pebble")},
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache
+		FS:                 pacedFS{FS: vfs.Default, e: e},
 	}
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

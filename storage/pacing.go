@@ -1,0 +1,76 @@
+package storage
+
+import (
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Pebble's flushes and compactions run in CPU-bound goroutines. With one P
+// (GOMAXPROCS=1, Go's default on one CPU) a compaction and Pebble's block
+// writer goroutine hand the P to each other for as long as the compaction
+// lasts (each readies the other as the next to run), so goroutines that are
+// ready wait behind them, and a goroutine whose socket became readable is
+// not even noticed: the network is polled when the P runs out of work, or
+// every 10 ms by the runtime's monitor. While writes flow, a replica's
+// events and a primary's replies would wait behind every flush and
+// compaction (docs/performance.md measured p99 of 10–80 ms).
+//
+// pacedFS therefore wraps the files of sstables being written, and only
+// while one P runs goroutines: after each write the writer yields to the
+// goroutines that are ready, and after every paceBytes, if the engine
+// applied a batch within paceWindow, it sleeps for pacePause, which leaves
+// the P idle so the scheduler polls the network. With more Ps the kernel
+// interleaves the threads and nothing changes; without recent writes (a
+// write stall included) background work never sleeps, so it cannot crawl
+// while the foreground waits for it.
+const (
+	paceBytes  = 16 << 10
+	pacePause  = 50 * time.Microsecond
+	paceWindow = 2 * time.Millisecond
+)
+
+// pacedFS is the filesystem the engine gives Pebble: fs with its sstable
+// files paced for e.
+type pacedFS struct {
+	vfs.FS
+	e *Engine
+}
+
+// Create creates name, paced when it is an sstable.
+func (fs pacedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !strings.HasSuffix(name, ".sst") {
+		return f, err
+	}
+	return &pacedFile{File: f, e: fs.e}, nil
+}
+
+// pacedFile is an sstable being written by a flush or a compaction.
+type pacedFile struct {
+	vfs.File
+	e       *Engine
+	written int // bytes since the last pause
+}
+
+// Write writes p, then paces the calling goroutine (see pacedFS).
+func (f *pacedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if runtime.GOMAXPROCS(0) > 1 {
+		return n, err
+	}
+	runtime.Gosched()
+	if f.written += n; f.written >= paceBytes {
+		f.written = 0
+		if time.Since(f.e.epoch)-time.Duration(f.e.lastApply.Load()) < paceWindow {
+			time.Sleep(pacePause)
+		}
+	}
+	return n, err
+}
+
+// noteApply records that a batch is being applied; the caller holds
+// commitMu.
+func (e *Engine) noteApply() { e.lastApply.Store(int64(time.Since(e.epoch))) }
