@@ -34,7 +34,8 @@ func (c *invalidationConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to write (at most -msgs writes)")
 	fs.IntVar(&c.msgs, "msgs", 1_000_000, "the most write commands to send")
 	fs.IntVar(&c.size, "size", 16, "value size in bytes")
-	fs.StringVar(&c.db, "db", "0", "the <db> of the event channels: the replica is subscribed to the pattern __keyevent@<db>__:*")
+	fs.StringVar(&c.db, "db", "0", "the <db> of the event channels: the replica is subscribed to the pattern __keyevent@<db>__:*; "+
+		"the writers write in their connection's default database (0, or Cairn's default namespace), so another <db> sees no events")
 	fs.StringVar(&c.prefix, "prefix", "cairn-bench:inv:", "key prefix; a random run tag is appended, so every key of a run is new")
 	fs.StringVar(&c.mixFlag, "mix", "set", "comma-separated write `kinds`, write k of a run using kind k modulo their count: "+
 		"set (event set), incr (incrby), append (append), setrange (SETRANGE key 0 value: setrange), "+
@@ -539,7 +540,8 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 		}
 		if time.Now().After(probeEnd) {
 			return nil, fmt.Errorf("replica %s published no %s event for the probe SET on the primary within %v "+
-				"(is notify-keyspace-events KEA set on the replica, and on a Cairn primary too?)", cfg.replica, t.channel, 2*cfg.timeout)
+				"(is notify-keyspace-events KEA set on the replica, and on a Cairn primary too? does -db name the writers' "+
+				"default database?)", cfg.replica, t.channel, 2*cfg.timeout)
 		}
 		time.Sleep(time.Millisecond)
 	}
