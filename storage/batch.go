@@ -217,21 +217,18 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	q.waiting = nil
 	q.mu.Unlock()
 
+	// Commit the group in runs, hand leadership to the next waiter (whose
+	// group can be applied while this one's fsync is awaited), then wait
+	// for the fsyncs and wake the followers with their results.
 	syncOn := e.sync.Load()
-	var toSync []*pebble.Batch
-	var synced [][]*commitWaiter
+	type run struct {
+		ws []*commitWaiter
+		pb *pebble.Batch // to SyncWait, with syncOn and a successful apply
+	}
+	var runs []run
 	for len(group) > 0 {
 		n := e.runLength(group)
-		if pb := e.commitRun(group[:n], syncOn); pb != nil {
-			toSync = append(toSync, pb)
-			synced = append(synced, group[:n])
-		} else {
-			for _, f := range group[:n] {
-				if f != w {
-					f.wake <- struct{}{}
-				}
-			}
-		}
+		runs = append(runs, run{group[:n], e.commitRun(group[:n], syncOn)})
 		group = group[n:]
 	}
 
@@ -245,13 +242,19 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	}
 	q.mu.Unlock()
 
-	for i, pb := range toSync {
-		err := pb.SyncWait()
-		pb.Close()
-		for _, f := range synced[i] {
-			if err != nil && f.err == nil {
-				f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
+	for _, r := range runs {
+		if r.pb != nil {
+			err := r.pb.SyncWait()
+			r.pb.Close()
+			if err != nil {
+				for _, f := range r.ws {
+					if f.err == nil {
+						f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
+					}
+				}
 			}
+		}
+		for _, f := range r.ws {
 			if f != w {
 				f.wake <- struct{}{}
 			}
@@ -341,19 +344,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 		}
 		return nil
 	}
-	e.offset = offset
-	if len(b.flush) > 0 {
-		e.rows.clear()
-	}
-	for _, r := range b.rows {
-		e.rows.put(r.k, r.v)
-	}
-	e.applyCounts(newCounts)
-	e.applyNamespaces(b.nsSet, b.nsDel)
-	e.observe(b.rows, len(b.flush) > 0)
-	if e.hook != nil {
-		e.hook(offset, repr)
-	}
+	e.applied(offset, repr, b.rows, len(b.flush) > 0, newCounts, b.nsSet, b.nsDel)
 	for _, w := range live {
 		w.offset = offset
 	}
@@ -362,6 +353,27 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 	}
 	b.b.Close()
 	return nil
+}
+
+// applied brings the engine's in-memory state up to a batch just applied
+// at offset (the row cache, key counts, namespaces), tells the write
+// observer and calls the commit hook with repr; the caller holds commitMu.
+// Commit and ApplyReplicated share it.
+func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed bool,
+	counts map[string]KeyCount, nsSet map[string]string, nsDel []string) {
+	e.offset = offset
+	if flushed {
+		e.rows.clear()
+	}
+	for _, r := range rows {
+		e.rows.put(r.k, r.v)
+	}
+	e.applyCounts(counts)
+	e.applyNamespaces(nsSet, nsDel)
+	e.observe(rows, flushed)
+	if e.hook != nil {
+		e.hook(offset, repr)
+	}
 }
 
 // merge appends o's records to b, and what they change, and closes o.

@@ -201,19 +201,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
 	}
-	e.offset = offset
-	if flush {
-		e.rows.clear()
-	}
-	for _, r := range rows {
-		e.rows.put(r.k, r.v)
-	}
-	e.applyCounts(counts)
-	e.applyNamespaces(nsSet, nsDel)
-	e.observe(rows, flush)
-	if e.hook != nil {
-		e.hook(offset, repr)
-	}
+	e.applied(offset, repr, rows, flush, counts, nsSet, nsDel)
 	e.commitMu.Unlock()
 	if syncOn {
 		if err := b.SyncWait(); err != nil {
