@@ -147,12 +147,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := bench()
 	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "cairn-bench %s: %v\n", mode, err)
+		fmt.Fprintf(stderr, "cairn-bench %s: %v\n", mode, err)
+		if errors.As(err, new(usageError)) {
 			return 2
 		}
-		fmt.Fprintf(stderr, "cairn-bench %s: %v\n", mode, err)
 		if c.json {
 			writeJSON(stdout, map[string]string{"mode": mode, "addr": c.addr, "error": err.Error()})
 		}
