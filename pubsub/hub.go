@@ -250,8 +250,9 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	n := 0
+	var p publication
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		n += e.deliver(newMessage(KindChannel, nil, channel, payload), ns)
+		n += e.deliver(p.message(KindChannel, nil, channel, payload), ns)
 	}
 	for _, i := range h.prefixLens {
 		if i > len(channel) {
@@ -259,7 +260,7 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
 			if glob.Match(e.name, channel, false) {
-				n += e.deliver(newMessage(KindPattern, e.name, channel, payload), ns)
+				n += e.deliver(p.message(KindPattern, e.name, channel, payload), ns)
 			}
 		}
 	}
@@ -316,7 +317,8 @@ func (h *Hub) PublishShard(channel, payload []byte) int {
 	if e == nil {
 		return 0
 	}
-	return e.deliver(newMessage(KindShard, nil, channel, payload), nil)
+	var p publication
+	return e.deliver(p.message(KindShard, nil, channel, payload), nil)
 }
 
 // deliver hands m to every subscriber of e (of namespace *ns only, when ns

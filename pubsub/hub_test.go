@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,5 +178,40 @@ func TestChurnKeepsEveryoneElseSubscribed(t *testing.T) {
 	}
 	if len(h.byKind[KindPattern]) != 0 {
 		t.Fatal("the pattern outlived its last subscriber")
+	}
+}
+
+// keeper is a Subscriber that keeps the messages to encode them later.
+type keeper struct{ msgs []*Message }
+
+func (k *keeper) Deliver(m *Message) { k.msgs = append(k.msgs, m) }
+
+// TestPublishCopiesCallersBuffers publishes from a buffer it then
+// overwrites: the messages, matched by a channel and two patterns, keep
+// what was published.
+func TestPublishCopiesCallersBuffers(t *testing.T) {
+	h := NewHub()
+	k := &keeper{}
+	h.Subscribe(k, KindChannel, []byte("news"))
+	h.Subscribe(k, KindPattern, []byte("n*"))
+	h.Subscribe(k, KindPattern, []byte("*s"))
+	buf := []byte("newshi")
+	if n := h.Publish(buf[:4], buf[4:]); n != 3 {
+		t.Fatalf("receivers = %d, want 3", n)
+	}
+	copy(buf, "XXXXXX")
+	want := []string{
+		"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+		"*4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+		"*4\r\n$8\r\npmessage\r\n$2\r\n*s\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+	}
+	var got []string
+	for _, m := range k.msgs {
+		got = append(got, string(m.Frame(2)))
+	}
+	slices.Sort(got) // the order of patterns is the prefix index's
+	slices.Sort(want)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("messages %q\nwant %q", got, want)
 	}
 }

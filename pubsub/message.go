@@ -28,14 +28,23 @@ type Message struct {
 	frames  [2][]byte // RESP2, RESP3
 }
 
-// newMessage returns a message holding its own copy of channel and
-// payload, so publishers may pass buffers they reuse (and the compiler can
-// keep them on the stack): only a message that has a receiver is built.
-func newMessage(kind Kind, pattern, channel, payload []byte) *Message {
-	buf := make([]byte, len(channel)+len(payload))
-	n := copy(buf, channel)
-	copy(buf[n:], payload)
-	return &Message{kind: kind, pattern: pattern, channel: buf[:n:n], payload: buf[n:]}
+// publication holds the hub's copy of one publication's channel and
+// payload, made when the first message that has a receiver is built and
+// shared by every message of the publication, so publishers may pass
+// buffers they reuse (and the compiler can keep them on the stack).
+type publication struct {
+	owned []byte // channel then payload, once copied
+}
+
+// message returns channel and payload as a message of kind (for pattern).
+// Every call of one publication passes the same channel and payload.
+func (p *publication) message(kind Kind, pattern, channel, payload []byte) *Message {
+	if p.owned == nil {
+		p.owned = make([]byte, 0, len(channel)+len(payload))
+		p.owned = append(append(p.owned, channel...), payload...)
+	}
+	n := len(channel)
+	return &Message{kind: kind, pattern: pattern, channel: p.owned[:n:n], payload: p.owned[n:]}
 }
 
 // Frame returns the message encoded for a RESP2 (proto 2) or RESP3
