@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/cairn
-UNIT_PKGS := ./config/... ./glob/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./cmd/... ./examples/...
+UNIT_PKGS := ./config/... ./glob/... ./sockio/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./cmd/... ./examples/...
 
 .PHONY: all build run primary replica test test-unit test-e2e deps bench lint clean
 

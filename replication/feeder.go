@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairnkv/cairn/sockio"
 )
 
 // heartbeatEvery is how often an idle stream carries a heartbeat, and how
@@ -27,6 +29,7 @@ const heartbeatEvery = time.Second
 type feeder struct {
 	n        *Node
 	nc       net.Conn
+	sock     *sockio.Conn // nc's writes, with raw system calls
 	addr     string
 	port     int
 	acked    atomic.Uint64
@@ -61,7 +64,7 @@ type CommandReader func() ([][]byte, error)
 // first. It returns when the replica goes or the node stops feeding it.
 func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, want uint64, port int) {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-	f := &feeder{n: n, nc: nc, addr: host, port: port}
+	f := &feeder{n: n, nc: nc, sock: sockio.Wrap(nc), addr: host, port: port}
 	f.state.Store("wait_bgsave")
 	f.lastAck.Store(time.Now().UnixNano())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +142,7 @@ func (f *feeder) readAcks(readCmd CommandReader) {
 // them in time is dropped, and the primary never waits longer.
 func (f *feeder) Write(b []byte) (int, error) {
 	f.nc.SetWriteDeadline(time.Now().Add(f.n.opts.SendTimeout))
-	return f.nc.Write(b)
+	return f.sock.Write(b)
 }
 
 // stream pushes log entries as they are appended, with heartbeats when

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/notify"
+	"github.com/cairnkv/cairn/sockio"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -118,7 +119,7 @@ func (l *link) session() error {
 		// stop ran before l.nc was set: it could not close nc.
 		return l.ctx.Err()
 	}
-	rd := bufio.NewReaderSize(nc, 1<<20)
+	rd := bufio.NewReaderSize(sockio.Wrap(nc), 1<<20)
 	cmd := func(args ...string) (string, error) {
 		nc.SetDeadline(time.Now().Add(readTimeout))
 		var b strings.Builder

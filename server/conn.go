@@ -14,6 +14,7 @@ import (
 	"github.com/cairnkv/cairn/commands"
 	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/server/resp"
+	"github.com/cairnkv/cairn/sockio"
 )
 
 // flushThreshold is how many reply bytes a connection buffers before it
@@ -27,6 +28,7 @@ const flushThreshold = 64 << 10
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	sock   *sockio.Conn // nc's reads and writes, with raw system calls
 	client *commands.Client
 	r      *resp.Reader
 	w      *resp.Writer
@@ -75,7 +77,7 @@ func (c *conn) refreshScope() {
 func (c *conn) Deliver(m *pubsub.Message) { c.ob.deliver(m.Frame(c.client.Proto())) }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, w: resp.NewWriter()}
+	c := &conn{s: s, nc: nc, sock: sockio.Wrap(nc), w: resp.NewWriter()}
 	cl := &commands.Client{
 		ID:      s.env.Clients.NextID(),
 		Addr:    nc.RemoteAddr().String(),
@@ -91,7 +93,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	s.env.NewClientState(cl)
 	cl.Touch("", cl.Created)
 	c.client = cl
-	c.r = resp.NewReader(countingReader{nc, s}, s.env.Config.Bytes("proto-max-bulk-len"))
+	c.r = resp.NewReader(countingReader{c.sock, s}, s.env.Config.Bytes("proto-max-bulk-len"))
 	return c
 }
 
@@ -281,7 +283,7 @@ func (c *conn) flush() bool {
 	if c.w.Len() == 0 {
 		return true
 	}
-	n, err := c.nc.Write(c.w.Bytes())
+	n, err := c.sock.Write(c.w.Bytes())
 	c.s.env.Stats.NetOutput.Add(int64(n))
 	c.w.Reset()
 	return err == nil

@@ -193,8 +193,8 @@ func (o *outbox) writer() {
 				}
 				break
 			}
-			written := bufs // WriteTo consumes bufs
-			n, err := bufs.WriteTo(o.c.nc)
+			written := bufs // WriteBuffers consumes bufs
+			n, err := o.c.sock.WriteBuffers(bufs)
 			o.c.s.env.Stats.NetOutput.Add(n)
 			clear(written) // the frames can go
 			o.mu.Lock()
