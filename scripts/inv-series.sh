@@ -1,32 +1,54 @@
 #!/usr/bin/env bash
-# Consecutive invalidation runs against one Cairn primary+replica pair, so
-# that later runs meet the data (and compactions) of earlier ones: the
-# series docs/performance.md quotes. Both servers run bin/cairn on
-# BENCH_SERVER_CPU (default 1) with notify-keyspace-events KEA and the
-# environment in CAIRN_ENV (e.g. CAIRN_ENV=GOMAXPROCS=2); cairn-bench runs
-# on BENCH_CLIENT_CPU (default 0) at 5,000 SET/s by 4 writers.
+# Consecutive invalidation runs against one primary+replica pair, so that
+# later runs meet the data (and compactions) of earlier ones: the series
+# docs/performance.md quotes. The pair is bin/cairn (INV_SERVER=cairn, the
+# default) or redis-server (INV_SERVER=redis), both with
+# notify-keyspace-events KEA; the primary runs on BENCH_SERVER_CPU
+# (default 1), the replica on BENCH_REPLICA_CPU (default: the primary's),
+# Cairn's servers with the environment in CAIRN_ENV (e.g.
+# CAIRN_ENV=GOMAXPROCS=2). cairn-bench runs on BENCH_CLIENT_CPU (default 0)
+# at 5,000 SET/s by 4 writers. Each run prints the event latency line and
+# the CPU time each server used per write (user+system, from /proc).
 #
 # Usage: scripts/inv-series.sh [RUNS (3)] [DURATION (20s)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh # SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
 runs=${1:-3} dur=${2:-20s}
+server=${INV_SERVER:-cairn}
+replica_cpu=${BENCH_REPLICA_CPU:-$SERVER_CPU}
 go build -o bin/cairn ./cmd/cairn
 go build -o bin/cairn-bench ./cmd/cairn-bench
-start() { # port [primary-port]
+start() { # cpu port [primary-port]
 	local args=()
-	[ -z "${2:-}" ] || args=(--slaveof "127.0.0.1 $2")
-	env ${CAIRN_ENV:-} taskset -c "$SERVER_CPU" bin/cairn --port "$1" --dir "$work/cairn-$1" --log-level warning \
-		--notify-keyspace-events KEA "${args[@]}" >"$work/cairn-$1.log" 2>&1 &
+	case $server in
+	cairn)
+		[ -z "${3:-}" ] || args=(--slaveof "127.0.0.1 $3")
+		env ${CAIRN_ENV:-} taskset -c "$1" bin/cairn --port "$2" --dir "$work/cairn-$2" --log-level warning \
+			--notify-keyspace-events KEA "${args[@]}" >"$work/cairn-$2.log" 2>&1 &
+		;;
+	redis)
+		[ -z "${3:-}" ] || args=(--replicaof 127.0.0.1 "$3")
+		taskset -c "$1" redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+			--dbfilename "dump-$2.rdb" --notify-keyspace-events KEA "${args[@]}" >"$work/redis-$2.log" 2>&1 &
+		;;
+	*) echo "inv-series: INV_SERVER must be cairn or redis, not $server" >&2; exit 2 ;;
+	esac
 	pids+=($!)
-	wait_up "$1"
+	wait_up "$2"
 }
-p=$(free_port); start "$p"
-r=$(free_port); start "$r" "$p"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+p=$(free_port); start "$SERVER_CPU" "$p"; ppid=${pids[-1]}
+r=$(free_port); start "$replica_cpu" "$r" "$p"; rpid=${pids[-1]}
 until redis-cli -p "$r" info replication | tr -d '\r' | grep -qx master_link_status:up; do sleep 0.05; done
+ticks=$(getconf CLK_TCK)
 for i in $(seq 1 "$runs"); do
-	echo -n "run $i: "
-	taskset -c "$CLIENT_CPU" bin/cairn-bench invalidation -primary "127.0.0.1:$p" -replica "127.0.0.1:$r" \
-		-rate 5000 -writers 4 -duration "$dur" 2>/dev/null | grep 'event latency' | sed 's/^ *//'
+	p0=$(cpu_ticks "$ppid") r0=$(cpu_ticks "$rpid")
+	out=$(taskset -c "$CLIENT_CPU" bin/cairn-bench invalidation -primary "127.0.0.1:$p" -replica "127.0.0.1:$r" \
+		-rate 5000 -writers 4 -duration "$dur" 2>/dev/null)
+	p1=$(cpu_ticks "$ppid") r1=$(cpu_ticks "$rpid")
+	writes=$(echo "$out" | awk '/^ *writes / {gsub(",", "", $2); print $2}')
+	echo "run $i: $(echo "$out" | grep 'event latency' | sed 's/^ *//')"
+	python3 -c "print('  cpu per write: primary %.1f µs, replica %.1f µs' % (($p1-$p0)*1e6/$ticks/$writes, ($r1-$r0)*1e6/$ticks/$writes))"
 done
 stop "$r"; stop "$p"
