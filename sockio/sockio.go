@@ -24,7 +24,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -34,6 +33,20 @@ import (
 type Conn struct {
 	nc net.Conn
 	rc syscall.RawConn // nil: nc is not a TCP socket, so Conn calls nc
+
+	// The functions handed to rc, bound once so that a call allocates
+	// nothing, and the state they work on: the read side belongs to the
+	// one reader, the write side to the one writer.
+	readFn, writeFn, writevFn func(fd uintptr) bool
+
+	rbuf  []byte
+	rn    int
+	rerr  syscall.Errno
+	wbuf  []byte
+	wbufs [][]byte
+	wn    int64
+	werr  syscall.Errno
+	iov   []syscall.Iovec
 }
 
 // Wrap returns a Conn for nc. For a connection that is not a
@@ -44,6 +57,7 @@ func Wrap(nc net.Conn) *Conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
 			c.rc = rc
+			c.readFn, c.writeFn, c.writevFn = c.read, c.write, c.writev
 		}
 	}
 	return c
@@ -63,31 +77,35 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait for readiness, then call again
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
-	runtime.KeepAlive(p)
+	c.rbuf, c.rn, c.rerr = p, 0, 0
+	err := c.rc.Read(c.readFn)
+	c.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, err
-	case errno != 0:
-		return 0, c.opError("read", errno)
-	case n == 0:
+	case c.rerr != 0:
+		return 0, c.opError("read", c.rerr)
+	case c.rn == 0:
 		return 0, io.EOF
 	}
-	return n, nil
+	return c.rn, nil
+}
+
+// read is the readiness callback of Read: false means "wait, then call
+// again".
+func (c *Conn) read(fd uintptr) bool {
+	p := c.rbuf
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.rn, c.rerr = int(r), e
+		return true
+	}
 }
 
 // Write writes all of p, waiting while the socket's send buffer is full.
@@ -96,30 +114,35 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if c.rc == nil {
 		return c.nc.Write(p)
 	}
-	written := 0
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			rest := p[written:]
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
-			switch e {
-			case 0:
-				written += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
-	runtime.KeepAlive(p)
-	if err == nil && errno != 0 {
-		err = c.opError("write", errno)
+	c.wbuf, c.wn, c.werr = p, 0, 0
+	err := c.rc.Write(c.writeFn)
+	c.wbuf = nil
+	if err == nil && c.werr != 0 {
+		err = c.opError("write", c.werr)
 	}
-	return written, err
+	return int(c.wn), err
+}
+
+// write is the readiness callback of Write.
+func (c *Conn) write(fd uintptr) bool {
+	for c.wn < int64(len(c.wbuf)) {
+		rest := c.wbuf[c.wn:]
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
+		switch {
+		case e == syscall.EINTR:
+		case e == syscall.EAGAIN:
+			return false
+		case e != 0:
+			c.werr = e
+			return true
+		case r == 0: // never for a non-empty write to a socket; do not spin
+			c.werr = syscall.EIO
+			return true
+		default:
+			c.wn += int64(r)
+		}
+	}
+	return true
 }
 
 // WriteBuffers writes every buffer of bufs in order, several per
@@ -131,49 +154,50 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 		nb := net.Buffers(bufs)
 		return nb.WriteTo(c.nc)
 	}
-	var total int64
-	var iov [maxIovecs]syscall.Iovec
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for len(bufs) > 0 {
-			n := 0
-			for _, b := range bufs {
-				if n == maxIovecs {
-					break
-				}
-				if len(b) == 0 {
-					continue
-				}
-				iov[n].Base = &b[0]
-				iov[n].SetLen(len(b))
-				n++
-			}
-			if n == 0 {
-				bufs = nil
+	c.wbufs, c.wn, c.werr = bufs, 0, 0
+	err := c.rc.Write(c.writevFn)
+	c.wbufs = nil
+	clear(c.iov[:cap(c.iov)]) // drop the pointers into the caller's buffers
+	if err == nil && c.werr != 0 {
+		err = c.opError("writev", c.werr)
+	}
+	return c.wn, err
+}
+
+// writev is the readiness callback of WriteBuffers.
+func (c *Conn) writev(fd uintptr) bool {
+	for {
+		iov := c.iov[:0]
+		for _, b := range c.wbufs {
+			if len(iov) == maxIovecs {
 				break
 			}
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
-			switch e {
-			case 0:
-				total += int64(r)
-				bufs = consume(bufs, int64(r))
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				clear(iov[:n])
-				return false
-			default:
-				errno = e
-				clear(iov[:n])
-				return true
+			if len(b) > 0 {
+				v := syscall.Iovec{Base: &b[0]}
+				v.SetLen(len(b))
+				iov = append(iov, v)
 			}
-			clear(iov[:n])
 		}
-		return true
-	})
-	if err == nil && errno != 0 {
-		err = c.opError("writev", errno)
+		c.iov = iov
+		if len(iov) == 0 {
+			return true
+		}
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+		switch {
+		case e == syscall.EINTR:
+		case e == syscall.EAGAIN:
+			return false
+		case e != 0:
+			c.werr = e
+			return true
+		case r == 0:
+			c.werr = syscall.EIO
+			return true
+		default:
+			c.wn += int64(r)
+			c.wbufs = consume(c.wbufs, int64(r))
+		}
 	}
-	return total, err
 }
 
 // consume drops the first n bytes of bufs.

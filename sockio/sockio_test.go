@@ -201,3 +201,32 @@ func TestNonTCPFallsBack(t *testing.T) {
 		t.Fatalf("read %q over a pipe, want %q", got, "hello")
 	}
 }
+
+// One goroutine reads a Conn while another writes it, as a connection's
+// reader and its subscriber writer do; the peer echoes.
+func TestConcurrentReaderAndWriter(t *testing.T) {
+	a, b := tcpPair(t)
+	go io.Copy(b, b) // echo
+	c := Wrap(a)
+	want := randomBytes(2<<20, 3)
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; i < len(want) && err == nil; i += 64 << 10 {
+			chunk := want[i:min(i+64<<10, len(want))]
+			if i%(128<<10) == 0 {
+				_, err = c.Write(chunk)
+			} else {
+				_, err = c.WriteBuffers([][]byte{chunk[:100], chunk[100:]})
+			}
+		}
+		errc <- err
+	}()
+	got := readAll(t, c, len(want))
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("the echoed bytes differ from the bytes written")
+	}
+}
