@@ -17,7 +17,10 @@
 //
 // A Conn is safe for one reader and one writer at a time, like the
 // net.Conn it wraps; the caller keeps ownership of that net.Conn (its
-// deadlines, Close, addresses).
+// deadlines, Close, addresses). Under the race detector, raw calls do not
+// order memory between a writer and a reader of the socket the way
+// syscall.Read and syscall.Write tell it to; nothing in Cairn relies on
+// that ordering.
 package sockio
 
 import (
