@@ -219,7 +219,6 @@ func (e *Engine) openDB(name string) error {
 		return fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	e.db, e.dbName = db, name
-	e.offset, e.counts, e.namespaces = 0, map[string]KeyCount{}, map[string]string{}
 	e.rows.clear()
 	if err := e.load(); err != nil {
 		db.Close()
@@ -235,9 +234,12 @@ func isLockError(err error) bool {
 		strings.Contains(msg, "lock held")
 }
 
-// load (called with dbMu held, or on an engine nobody else has yet)
-// checks the format version and reads the offset, key counts and
+// load (called with dbMu and commitMu held, or on an engine nobody else
+// has yet) checks the format version and reads the offset, key counts and
 // namespaces into memory, writing the format record on a new database.
+// Readers of the counts and namespaces (DBSIZE, a client's AUTH) hold only
+// countsMu or nsMu, so the new maps are built aside and swapped in under
+// those locks.
 func (e *Engine) load() error {
 	v, err := e.getLocked(keyFormatVersion)
 	switch {
@@ -253,26 +255,36 @@ func (e *Engine) load() error {
 	case len(v) != 8 || binary.BigEndian.Uint64(v) != FormatVersion:
 		return fmt.Errorf("%w: data dir has format %x, this build supports %d", ErrFormat, v, FormatVersion)
 	}
+	var offset uint64
 	if v, err := e.getLocked(keyReplOffset); err == nil && len(v) == 8 {
-		e.offset = binary.BigEndian.Uint64(v)
+		offset = binary.BigEndian.Uint64(v)
 	} else if err != nil && !errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("storage: read replication offset: %w", err)
 	}
+	counts := map[string]KeyCount{}
 	if err := e.scanPrefixLocked(keyCountPrefix, func(k, v []byte) bool {
 		if n, ok := decodeKeyCount(v); ok && len(k) > len(keyCountPrefix) {
-			e.counts[string(k[len(keyCountPrefix)+1:])] = n
+			counts[string(k[len(keyCountPrefix)+1:])] = n
 		}
 		return true
 	}); err != nil {
 		return fmt.Errorf("storage: read key counts: %w", err)
 	}
+	namespaces := map[string]string{}
 	if err := e.scanPrefixLocked(keyNamespacePfx, func(k, v []byte) bool {
-		e.namespaces[string(k[len(keyNamespacePfx):])] = string(v)
+		namespaces[string(k[len(keyNamespacePfx):])] = string(v)
 		return true
 	}); err != nil {
 		return fmt.Errorf("storage: read namespaces: %w", err)
 	}
-	e.log.Info("storage opened", "offset", e.offset, "namespaces", len(e.namespaces))
+	e.offset = offset
+	e.countsMu.Lock()
+	e.counts = counts
+	e.countsMu.Unlock()
+	e.nsMu.Lock()
+	e.namespaces = namespaces
+	e.nsMu.Unlock()
+	e.log.Info("storage opened", "offset", offset, "namespaces", len(namespaces))
 	return nil
 }
 

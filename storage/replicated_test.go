@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -118,5 +119,48 @@ func TestCheckpointInstall(t *testing.T) {
 	defer r.Close()
 	if r.Offset() != off {
 		t.Fatalf("offset after reopen = %d, want %d", r.Offset(), off)
+	}
+}
+
+// Installing a checkpoint replaces the key counts and namespaces while
+// clients read them (DBSIZE, AUTH with a namespace token); under -race
+// this fails if the install writes them without the readers' locks.
+func TestCheckpointInstallWhileReading(t *testing.T) {
+	p, _, _ := primaryBatches(t)
+	defer p.Close()
+	rdir := t.TempDir()
+	r := openTest(t, rdir)
+	defer r.Close()
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		reads := 0
+		for {
+			select {
+			case <-stop:
+				done <- reads
+				return
+			default:
+			}
+			_ = r.DBSize("")
+			_ = r.Namespaces()
+			reads++
+		}
+	}()
+	for i := range 3 {
+		cp := filepath.Join(rdir, fmt.Sprintf("incoming-%d", i))
+		if _, err := p.Checkpoint(cp); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.InstallCheckpoint(cp); err != nil {
+			t.Fatalf("install %d: %v", i, err)
+		}
+	}
+	close(stop)
+	if reads := <-done; reads == 0 {
+		t.Fatal("the reader never ran")
+	}
+	if r.DBSize("") != p.DBSize("") || r.Namespaces()["t"] != "tok" {
+		t.Fatalf("state after installs: %d %v", r.DBSize(""), r.Namespaces())
 	}
 }
