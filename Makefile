@@ -5,7 +5,7 @@ GO        ?= go
 BIN       := bin/cairn
 UNIT_PKGS := ./config/... ./glob/... ./sockio/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./cmd/... ./examples/...
 
-.PHONY: all build run primary replica test test-unit test-e2e deps bench lint clean
+.PHONY: all build run primary replica test test-unit test-e2e test-e2e-race deps bench lint clean
 
 all: build
 
@@ -33,13 +33,25 @@ deps:
 		apt-get update && apt-get install -y redis-server redis-tools; \
 	fi
 
-test: deps build test-unit test-e2e
+test: deps build test-unit test-e2e test-e2e-race
 
 test-unit:
 	$(GO) test -race -count=1 -timeout 300s $(UNIT_PKGS)
 
 test-e2e:
 	CAIRN_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 420s ./tests/...
+
+# test-e2e-race runs the end-to-end tests again against a server built with
+# the race detector: a race stops that server (the test then fails) and its
+# report is printed here.
+RACE_LOGS := $(CURDIR)/bin/race-logs
+test-e2e-race:
+	$(GO) build -race -o bin/cairn-race ./cmd/cairn
+	rm -rf $(RACE_LOGS) && mkdir -p $(RACE_LOGS)
+	@status=0; GORACE="halt_on_error=1 log_path=$(RACE_LOGS)/cairn" CAIRN_BIN=$(CURDIR)/bin/cairn-race \
+		$(GO) test -count=1 -timeout 420s ./tests/... || status=$$?; \
+	if ls $(RACE_LOGS)/cairn.* >/dev/null 2>&1; then echo "data races in bin/cairn-race:"; cat $(RACE_LOGS)/cairn.*; exit 1; fi; \
+	exit $$status
 
 # bench runs every benchmark beside redis-server and regenerates
 # docs/BENCHMARKS.md from their tables.
