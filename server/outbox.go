@@ -193,14 +193,13 @@ func (o *outbox) writer() {
 				}
 				break
 			}
-			written := bufs // WriteBuffers consumes bufs
 			n, err := o.c.sock.WriteBuffers(bufs)
 			o.c.s.env.Stats.NetOutput.Add(n)
-			clear(written) // the frames can go
+			clear(bufs) // the frames can go
 			o.mu.Lock()
 			o.pending -= n
-			if cap(written) <= maxSpareBuffers {
-				o.spare = written[:0]
+			if cap(bufs) <= maxSpareBuffers {
+				o.spare = bufs[:0]
 			}
 			o.mu.Unlock()
 			if err != nil {

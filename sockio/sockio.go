@@ -40,12 +40,12 @@ type Conn struct {
 	// The functions handed to rc, bound once so that a call allocates
 	// nothing, and the state they work on: the read side belongs to the
 	// one reader, the write side to the one writer.
-	readFn, writeFn, writevFn func(fd uintptr) bool
+	readFn, writevFn func(fd uintptr) bool
 
 	rbuf  []byte
 	rn    int
 	rerr  syscall.Errno
-	wbuf  []byte
+	one   [1][]byte // Write's buffer, as WriteBuffers takes it
 	wbufs [][]byte
 	wn    int64
 	werr  syscall.Errno
@@ -60,7 +60,7 @@ func Wrap(nc net.Conn) *Conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
 			c.rc = rc
-			c.readFn, c.writeFn, c.writevFn = c.read, c.write, c.writev
+			c.readFn, c.writevFn = c.read, c.writev
 		}
 	}
 	return c
@@ -117,35 +117,10 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if c.rc == nil {
 		return c.nc.Write(p)
 	}
-	c.wbuf, c.wn, c.werr = p, 0, 0
-	err := c.rc.Write(c.writeFn)
-	c.wbuf = nil
-	if err == nil && c.werr != 0 {
-		err = c.opError("write", c.werr)
-	}
-	return int(c.wn), err
-}
-
-// write is the readiness callback of Write.
-func (c *Conn) write(fd uintptr) bool {
-	for c.wn < int64(len(c.wbuf)) {
-		rest := c.wbuf[c.wn:]
-		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
-		switch {
-		case e == syscall.EINTR:
-		case e == syscall.EAGAIN:
-			return false
-		case e != 0:
-			c.werr = e
-			return true
-		case r == 0: // never for a non-empty write to a socket; do not spin
-			c.werr = syscall.EIO
-			return true
-		default:
-			c.wn += int64(r)
-		}
-	}
-	return true
+	c.one[0] = p
+	n, err := c.writeBuffers(c.one[:], "write")
+	c.one[0] = nil
+	return int(n), err
 }
 
 // WriteBuffers writes every buffer of bufs in order, several per
@@ -157,12 +132,18 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 		nb := net.Buffers(bufs)
 		return nb.WriteTo(c.nc)
 	}
+	return c.writeBuffers(bufs, "writev")
+}
+
+// writeBuffers is Write and WriteBuffers on a TCP socket; op names the
+// call in errors.
+func (c *Conn) writeBuffers(bufs [][]byte, op string) (int64, error) {
 	c.wbufs, c.wn, c.werr = bufs, 0, 0
 	err := c.rc.Write(c.writevFn)
 	c.wbufs = nil
 	clear(c.iov[:cap(c.iov)]) // drop the pointers into the caller's buffers
 	if err == nil && c.werr != 0 {
-		err = c.opError("writev", c.werr)
+		err = c.opError(op, c.werr)
 	}
 	return c.wn, err
 }
@@ -193,7 +174,7 @@ func (c *Conn) writev(fd uintptr) bool {
 		case e != 0:
 			c.werr = e
 			return true
-		case r == 0:
+		case r == 0: // never for a non-empty write to a socket; do not spin
 			c.werr = syscall.EIO
 			return true
 		default:

@@ -70,15 +70,25 @@ func readAll(t *testing.T, c *Conn, n int) []byte {
 func TestWriteAndReadLargeStream(t *testing.T) {
 	a, b := tcpPair(t)
 	want := randomBytes(8<<20, 1)
+	transfer(t, Wrap(b), want, func() (int64, error) {
+		n, err := Wrap(a).Write(want)
+		return int64(n), err
+	})
+}
+
+// transfer runs write on another goroutine and checks that it reports
+// every byte of want written and that r reads exactly want.
+func transfer(t *testing.T, r *Conn, want []byte, write func() (int64, error)) {
+	t.Helper()
 	errc := make(chan error, 1)
 	go func() {
-		n, err := Wrap(a).Write(want)
-		if err == nil && n != len(want) {
+		n, err := write()
+		if err == nil && n != int64(len(want)) {
 			err = errors.New("short write without an error")
 		}
 		errc <- err
 	}()
-	got := readAll(t, Wrap(b), len(want))
+	got := readAll(t, r, len(want))
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -101,21 +111,7 @@ func TestWriteBuffers(t *testing.T) {
 	}
 	orig := make([][]byte, len(bufs))
 	copy(orig, bufs)
-	errc := make(chan error, 1)
-	go func() {
-		n, err := Wrap(a).WriteBuffers(bufs)
-		if err == nil && n != int64(len(want)) {
-			err = errors.New("short write without an error")
-		}
-		errc <- err
-	}()
-	got := readAll(t, Wrap(b), len(want))
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("the bytes read differ from the buffers written")
-	}
+	transfer(t, Wrap(b), want, func() (int64, error) { return Wrap(a).WriteBuffers(bufs) })
 	var again []byte
 	for _, p := range orig {
 		again = append(again, p...)
@@ -209,24 +205,23 @@ func TestConcurrentReaderAndWriter(t *testing.T) {
 	go io.Copy(b, b) // echo
 	c := Wrap(a)
 	want := randomBytes(2<<20, 3)
-	errc := make(chan error, 1)
-	go func() {
-		var err error
-		for i := 0; i < len(want) && err == nil; i += 64 << 10 {
+	transfer(t, c, want, func() (int64, error) {
+		var total int64
+		for i := 0; i < len(want); i += 64 << 10 {
 			chunk := want[i:min(i+64<<10, len(want))]
+			var n int64
+			var err error
 			if i%(128<<10) == 0 {
-				_, err = c.Write(chunk)
+				var k int
+				k, err = c.Write(chunk)
+				n = int64(k)
 			} else {
-				_, err = c.WriteBuffers([][]byte{chunk[:100], chunk[100:]})
+				n, err = c.WriteBuffers([][]byte{chunk[:100], chunk[100:]})
+			}
+			if total += n; err != nil {
+				return total, err
 			}
 		}
-		errc <- err
-	}()
-	got := readAll(t, c, len(want))
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("the echoed bytes differ from the bytes written")
-	}
+		return total, nil
+	})
 }
