@@ -3,6 +3,7 @@ package storage
 import (
 	"io"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -10,7 +11,9 @@ import (
 
 // TestPacedFSWrapsOnlySSTables checks that the engine's filesystem paces
 // sstable files only, and that a paced file writes every byte it is given.
+// Pacing acts only with one P, so the test runs with one.
 func TestPacedFSWrapsOnlySSTables(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	e.noteApply() // a recent write: pauses are due
