@@ -8,7 +8,11 @@
 # Cairn's servers with the environment in CAIRN_ENV (e.g.
 # CAIRN_ENV=GOMAXPROCS=2). cairn-bench runs on BENCH_CLIENT_CPU (default 0)
 # at 5,000 SET/s by 4 writers. Each run prints the event latency line and
-# the CPU time each server used per write (user+system, from /proc).
+# the CPU time each server used per write (user+system, from /proc). With
+# INV_PERF=1, perf watches the replica from 3 s into each run: its context
+# switches and futex/nanosleep calls over 4 s (perf stat), and over 5 s
+# the share of its samples in the kernel and under Go's monitor thread,
+# runtime.sysmon (perf record).
 #
 # Usage: scripts/inv-series.sh [RUNS (3)] [DURATION (20s)]
 set -euo pipefail
@@ -44,11 +48,25 @@ until redis-cli -p "$r" info replication | tr -d '\r' | grep -qx master_link_sta
 ticks=$(getconf CLK_TCK)
 for i in $(seq 1 "$runs"); do
 	p0=$(cpu_ticks "$ppid") r0=$(cpu_ticks "$rpid")
+	if [ -n "${INV_PERF:-}" ]; then
+		(sleep 3; perf stat -x, -e context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep \
+			-p "$rpid" -o "$work/stat-$i" -- sleep 4) &
+		perfs=($!)
+		(sleep 3; perf record -q -F 4999 -g -p "$rpid" -o "$work/perf-$i" -- sleep 5 >/dev/null 2>&1) &
+		perfs+=($!)
+	fi
 	out=$(taskset -c "$CLIENT_CPU" bin/cairn-bench invalidation -primary "127.0.0.1:$p" -replica "127.0.0.1:$r" \
 		-rate 5000 -writers 4 -duration "$dur" 2>/dev/null)
 	p1=$(cpu_ticks "$ppid") r1=$(cpu_ticks "$rpid")
 	writes=$(echo "$out" | awk '/^ *writes / {gsub(",", "", $2); print $2}')
 	echo "run $i: $(echo "$out" | grep 'event latency' | sed 's/^ *//')"
 	python3 -c "print('  cpu per write: primary %.1f µs, replica %.1f µs' % (($p1-$p0)*1e6/$ticks/$writes, ($r1-$r0)*1e6/$ticks/$writes))"
+	if [ -n "${INV_PERF:-}" ]; then
+		wait "${perfs[@]}"
+		echo "  replica, 4 s: $(awk -F, '$1 ~ /^[0-9]+$/ {printf "%s%s %s", sep, $1, $3; sep = ", "}' "$work/stat-$i")"
+		kernel=$(perf report -i "$work/perf-$i" --no-children --sort dso 2>/dev/null | awk '/kernel.kallsyms/ && !k {print $1; k = 1}')
+		sysmon=$(perf report -i "$work/perf-$i" --children --sort sym -g none 2>/dev/null | awk '/runtime.sysmon$/ && !s {print $1; s = 1}')
+		echo "  replica samples: kernel ${kernel:-?}, under runtime.sysmon ${sysmon:-?}"
+	fi
 done
 stop "$r"; stop "$p"
