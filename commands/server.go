@@ -219,6 +219,14 @@ func (c *Ctx) infoSection(name string) string {
 		field("async_loading", 0)
 		field("aof_enabled", 0)
 		field("rdb_bgsave_in_progress", 0)
+		l := e.Store.LSMStats()
+		field("pebble_flushes", l.Flushes)
+		field("pebble_flush_bytes", l.FlushBytes)
+		field("pebble_compactions", l.Compactions)
+		field("pebble_compaction_bytes", l.CompactionBytes)
+		field("pebble_l0_files", l.L0Files)
+		field("pebble_sstables", l.Tables)
+		field("pebble_disk_bytes", l.DiskBytes)
 	case "stats":
 		s := e.Stats
 		b.WriteString("# Stats\r\n")

@@ -8,11 +8,13 @@
 # Cairn's servers with the environment in CAIRN_ENV (e.g.
 # CAIRN_ENV=GOMAXPROCS=2). cairn-bench runs on BENCH_CLIENT_CPU (default 0)
 # at 5,000 SET/s by 4 writers. Each run prints the event latency line and
-# the CPU time each server used per write (user+system, from /proc). With
+# the CPU time each server used per write (user+system, from /proc), and
+# for Cairn Pebble's flushes and compactions so far (INFO persistence). With
 # INV_PERF=1, perf watches the replica from 3 s into each run: its context
 # switches and futex/nanosleep calls over 4 s (perf stat), and over 5 s
 # the share of its samples in the kernel and under Go's monitor thread,
-# runtime.sysmon (perf record).
+# runtime.sysmon (perf record). CAIRN_BIN runs that binary instead of a
+# fresh build of bin/cairn (to compare two builds).
 #
 # Usage: scripts/inv-series.sh [RUNS (3)] [DURATION (20s)]
 set -euo pipefail
@@ -21,14 +23,15 @@ cd "$(dirname "$0")/.."
 runs=${1:-3} dur=${2:-20s}
 server=${INV_SERVER:-cairn}
 replica_cpu=${BENCH_REPLICA_CPU:-$SERVER_CPU}
-go build -o bin/cairn ./cmd/cairn
+cairn_bin=${CAIRN_BIN:-bin/cairn}
+[ -n "${CAIRN_BIN:-}" ] || go build -o bin/cairn ./cmd/cairn
 go build -o bin/cairn-bench ./cmd/cairn-bench
 start() { # cpu port [primary-port]
 	local args=()
 	case $server in
 	cairn)
 		[ -z "${3:-}" ] || args=(--slaveof "127.0.0.1 $3")
-		env ${CAIRN_ENV:-} taskset -c "$1" bin/cairn --port "$2" --dir "$work/cairn-$2" --log-level warning \
+		env ${CAIRN_ENV:-} taskset -c "$1" "$cairn_bin" --port "$2" --dir "$work/cairn-$2" --log-level warning \
 			--notify-keyspace-events KEA "${args[@]}" >"$work/cairn-$2.log" 2>&1 &
 		;;
 	redis)
@@ -61,6 +64,12 @@ for i in $(seq 1 "$runs"); do
 	writes=$(echo "$out" | awk '/^ *writes / {gsub(",", "", $2); print $2}')
 	echo "run $i: $(echo "$out" | grep 'event latency' | sed 's/^ *//')"
 	python3 -c "print('  cpu per write: primary %.1f µs, replica %.1f µs' % (($p1-$p0)*1e6/$ticks/$writes, ($r1-$r0)*1e6/$ticks/$writes))"
+	if [ "$server" = cairn ]; then
+		lsm() { redis-cli -p "$1" info persistence | tr -d '\r' | awk -F: '$1 == "pebble_compactions" {n = $2}
+			$1 == "pebble_compaction_bytes" {b = $2} $1 == "pebble_flushes" {f = $2}
+			END {printf "%d flushes, %d compactions writing %.1f MB", f, n, b / 1e6}'; }
+		echo "  pebble so far: primary $(lsm "$p"), replica $(lsm "$r")"
+	fi
 	if [ -n "${INV_PERF:-}" ]; then
 		wait "${perfs[@]}"
 		echo "  replica, 4 s: $(awk -F, '$1 ~ /^[0-9]+$/ {printf "%s%s %s", sep, $1, $3; sep = ", "}' "$work/stat-$i")"

@@ -206,6 +206,7 @@ func (e *Engine) openDB(name string) error {
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache
 		FS:                 pacedFS{FS: vfs.Default, e: e},
 	}
+	po.Experimental.SpanPolicyFunc = keyspaceSpan
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
@@ -225,6 +226,21 @@ func (e *Engine) openDB(name string) error {
 		return err
 	}
 	return nil
+}
+
+// keyspaceSpan is Pebble's SpanPolicyFunc: it ends every sstable that a
+// flush or compaction writes at the end of the keyspace (the first key
+// byte) its first key is in, so no sstable mixes keyspaces. Every commit
+// writes the replication offset and key counts (prefixInternal) beside
+// its user keys; in shared sstables those records made each flushed file
+// span everything from them to the newest user key, and each compaction
+// into the next level rewrote all data in between, however far the
+// written keys were from it.
+func keyspaceSpan(start []byte) (pebble.SpanPolicy, []byte, error) {
+	if len(start) == 0 || start[0] == 0xff {
+		return pebble.SpanPolicy{}, nil, nil
+	}
+	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
 }
 
 // isLockError reports whether err is Pebble failing to take the dir lock.
@@ -389,6 +405,34 @@ func (e *Engine) KeyCounts() map[string]KeyCount {
 		out[k] = v
 	}
 	return out
+}
+
+// LSMStats are counters of Pebble's background work and the shape of its
+// tree, for INFO. The counters start at zero when the live database opens
+// (start-up, or a full sync's install).
+type LSMStats struct {
+	Flushes         int64  // memtables flushed to sstables
+	FlushBytes      uint64 // bytes of sstables written by flushes
+	Compactions     int64  // compactions completed
+	CompactionBytes uint64 // bytes of sstables written by compactions
+	L0Files         int64  // sstables in level 0
+	Tables          int64  // sstables in all levels
+	DiskBytes       uint64 // bytes of every file Pebble keeps (WAL and sstables included)
+}
+
+// LSMStats returns the live database's LSMStats.
+func (e *Engine) LSMStats() LSMStats {
+	e.dbMu.RLock()
+	m := e.db.Metrics()
+	e.dbMu.RUnlock()
+	s := LSMStats{Flushes: m.Flush.Count, Compactions: m.Compact.Count, L0Files: m.Levels[0].TablesCount,
+		DiskBytes: m.DiskSpaceUsage()}
+	for _, l := range m.Levels {
+		s.FlushBytes += l.TableBytesFlushed
+		s.CompactionBytes += l.TableBytesCompacted
+		s.Tables += l.TablesCount
+	}
+	return s
 }
 
 // Namespaces returns a copy of the namespace -> token table.

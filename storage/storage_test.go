@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -263,5 +264,49 @@ func BenchmarkCommitSet(b *testing.B) {
 			b.Fatal(err)
 		}
 		unlock()
+	}
+}
+
+// TestSSTablesKeepToOneKeyspace checks that flushes and compactions never
+// put two keyspaces in one sstable: every commit writes the internal
+// offset and count records beside its user keys, and a table spanning both
+// would make each compaction rewrite all data in between.
+func TestSSTablesKeepToOneKeyspace(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	for round := range 3 {
+		for i := range 200 {
+			b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+			key := []byte{byte('a' + round), byte(i)}
+			b.PutMeta("", key, nil, Metadata{Type: TypeString, ExpireAt: 1 << 50, Value: []byte("v")})
+			if _, err := e.Commit(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+		t.Fatal(err)
+	}
+	levels, err := e.db.SSTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spaces := map[byte]bool{}
+	for level, tables := range levels {
+		for _, tbl := range tables {
+			lo, hi := tbl.Smallest.UserKey, tbl.Largest.UserKey
+			if lo[0] != hi[0] {
+				t.Errorf("L%d table %s spans keyspaces %q..%q", level, tbl.FileNum, lo, hi)
+			}
+			spaces[lo[0]] = true
+		}
+	}
+	for _, p := range []byte{prefixInternal, prefixMeta, prefixExpire} {
+		if !spaces[p] {
+			t.Errorf("no sstable holds keyspace %q (tables: %v)", p, levels)
+		}
 	}
 }
