@@ -283,9 +283,15 @@ type Ctx struct {
 	// uses it, as Redis uses one mstime per command.
 	Now time.Time
 
-	locked bool           // the command holds its key locks
-	events []notify.Event // events of committed writes, not yet published
-	staged []notify.Event // events of the batch being built
+	locked bool // the command holds its key locks
+	// keyLock is the one key lock lock took for a single key, and unlock
+	// releases what it took otherwise; release (bound to the client's Ctx
+	// once, kept across commands) publishes the events and releases them.
+	keyLock *sync.Mutex
+	unlock  func()
+	release func()
+	events  []notify.Event // events of committed writes, not yet published
+	staged  []notify.Event // events of the batch being built
 	// txn is the shared batch of EXEC or of a pipelined group; the
 	// command then holds its keys' locks already.
 	txn *txnBatch
@@ -445,7 +451,36 @@ func (c *Ctx) lock(keys ...[]byte) func() {
 	if c.txn != nil {
 		return func() {} // EXEC or the pipelined group holds every key's lock
 	}
+	if len(keys) == 1 && !c.locked {
+		m := c.Env.Store.Locks.KeyLock(c.ns(), keys[0])
+		m.Lock()
+		c.locked, c.keyLock = true, m
+		return c.releaser()
+	}
 	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
+}
+
+// releaser returns c.releaseLocks as a func, bound once per client.
+func (c *Ctx) releaser() func() {
+	if c.release == nil {
+		c.release = c.releaseLocks
+	}
+	return c.release
+}
+
+// releaseLocks publishes the command's committed events and releases the
+// locks lock or holdLocks took.
+func (c *Ctx) releaseLocks() {
+	c.publishEvents()
+	c.locked = false
+	if m := c.keyLock; m != nil {
+		c.keyLock = nil
+		m.Unlock()
+		return
+	}
+	u := c.unlock
+	c.unlock = nil
+	u()
 }
 
 // lockAll takes every key lock (FLUSHDB, FLUSHALL), like lock.
@@ -459,12 +494,14 @@ func (c *Ctx) lockAll() func() {
 // holdLocks marks the command as holding its locks and returns the function
 // that publishes its committed events and releases them.
 func (c *Ctx) holdLocks(unlock func()) func() {
-	c.locked = true
-	return func() {
-		c.publishEvents()
-		c.locked = false
-		unlock()
+	if c.locked { // nested: the outer release must still find its own
+		return func() {
+			c.publishEvents()
+			unlock()
+		}
 	}
+	c.locked, c.unlock = true, unlock
+	return c.releaser()
 }
 
 // parseInt parses a Redis integer argument (string2ll rules: no spaces,

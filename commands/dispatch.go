@@ -78,9 +78,9 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	// while its handler runs, and a client runs one command at a time.
 	c := &cl.ctx
 	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil,
-		events: c.events, staged: c.staged}
+		events: c.events, staged: c.staged, release: c.release}
 	spec.Handler(c)
-	*c = Ctx{events: reusable(c.events), staged: reusable(c.staged)}
+	*c = Ctx{events: reusable(c.events), staged: reusable(c.staged), release: c.release}
 }
 
 // maxReusedEvents bounds the event slices a client's Ctx keeps from one

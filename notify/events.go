@@ -94,21 +94,25 @@ func EncodeRecordEvents(codes []Code) []byte {
 // IsRecordEvents reports whether a LogData record is an events record.
 func IsRecordEvents(b []byte) bool { return len(b) > 0 && b[0] == eventsTag }
 
-// decodeRecordEvents returns the codes of an events record. Unknown codes
-// are dropped and reported in the error, so a newer primary's events never
-// stop an older replica from publishing the ones it knows.
-func decodeRecordEvents(b []byte) ([]Code, error) {
+// recordEvents returns the codes of an events record, one byte each, as
+// they lie in the record: unknown codes are left for the reader to skip
+// (Code.Valid), and reported in the error, so a newer primary's events
+// never stop an older replica from publishing the ones it knows. A record
+// without a code this build knows yields nil codes.
+func recordEvents(b []byte) (codes []byte, err error) {
 	if !IsRecordEvents(b) {
 		return nil, fmt.Errorf("notify: not an events record")
 	}
-	codes := make([]Code, 0, len(b)-1)
-	var err error
+	known := false
 	for _, x := range b[1:] {
-		if c := Code(x); c.Valid() {
-			codes = append(codes, c)
+		if Code(x).Valid() {
+			known = true
 		} else if err == nil {
 			err = fmt.Errorf("notify: unknown event code %d skipped", x)
 		}
 	}
-	return codes, err
+	if !known {
+		return nil, err
+	}
+	return b[1:], err
 }

@@ -12,17 +12,32 @@ import (
 // events records (EncodeRecordEvents): each names the events of the next
 // metadata record (a Set or Delete of a key), whose key the events take.
 // A primary writes events records only for the classes its
-// notify-keyspace-events enabled at write time.
+// notify-keyspace-events enabled at write time. The events' keys are
+// copies: they do not refer to repr.
 //
 // Records that cannot be understood (an unknown LogData version, an
 // unknown event code, a key that does not decode) yield no events; the
 // returned error describes the first such problem for the caller to log,
 // and never means the batch is bad to apply.
 func Extract(repr []byte) ([]Event, error) {
+	return extract(nil, repr, true)
+}
+
+// AppendEvents appends the events Extract returns for repr to dst and
+// returns the extended slice, with Extract's error. The appended events'
+// keys alias repr: they are valid as long as repr is and must not be
+// modified. A replica publishes a batch's events this way, into a slice
+// it reuses from batch to batch.
+func AppendEvents(dst []Event, repr []byte) ([]Event, error) {
+	return extract(dst, repr, false)
+}
+
+// extract is Extract and AppendEvents: it appends repr's events to events,
+// with copies of their keys when copyKeys is true.
+func extract(events []Event, repr []byte, copyKeys bool) ([]Event, error) {
 	var (
-		events  []Event
 		notify  bool   // the current context has the notify bit
-		pending []Code // events of the next metadata record
+		pending []byte // codes of the next metadata record (recordEvents)
 		problem error
 	)
 	note := func(err error) {
@@ -37,7 +52,7 @@ func Extract(repr []byte) ([]Event, error) {
 				if !notify {
 					return
 				}
-				codes, err := decodeRecordEvents(r.Key)
+				codes, err := recordEvents(r.Key)
 				if err != nil {
 					note(err)
 				}
@@ -63,9 +78,13 @@ func Extract(repr []byte) ([]Event, error) {
 				note(fmt.Errorf("notify: %w", err))
 				return
 			}
-			key = append([]byte(nil), key...)
-			for _, c := range codes {
-				events = append(events, c.Event(string(ns), key))
+			if copyKeys {
+				key = append([]byte(nil), key...)
+			}
+			for _, x := range codes {
+				if c := Code(x); c.Valid() {
+					events = append(events, c.Event(string(ns), key))
+				}
 			}
 		}
 	})

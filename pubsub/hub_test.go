@@ -215,3 +215,35 @@ func TestPublishCopiesCallersBuffers(t *testing.T) {
 		t.Fatalf("messages %q\nwant %q", got, want)
 	}
 }
+
+// TestPublishFramesInBothProtocols checks the frames of every message of
+// a publication, in RESP2 and RESP3, after the publisher overwrote its
+// buffers: the later messages take channel and payload from the first
+// one's frame, whatever their lengths.
+func TestPublishFramesInBothProtocols(t *testing.T) {
+	for _, payload := range []string{"", "x", strings.Repeat("p", 123)} {
+		h := NewHub()
+		k := &keeper{}
+		h.Subscribe(k, KindChannel, []byte("chan"))
+		h.Subscribe(k, KindPattern, []byte("ch*"))
+		buf := []byte("chan" + payload)
+		if n := h.Publish(buf[:4], buf[4:]); n != 2 {
+			t.Fatalf("receivers = %d, want 2", n)
+		}
+		copy(buf, strings.Repeat("X", len(buf)))
+		bulk := fmt.Sprintf("$%d\r\n%s\r\n", len(payload), payload)
+		want := []string{
+			"*3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n" + bulk,
+			">3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n" + bulk,
+			"*4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n" + bulk,
+			">4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n" + bulk,
+		}
+		var got []string
+		for _, m := range k.msgs {
+			got = append(got, string(m.Frame(2)), string(m.Frame(3)))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("payload %q: frames %q\nwant %q", payload, got, want)
+		}
+	}
+}

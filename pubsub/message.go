@@ -17,9 +17,10 @@ const (
 )
 
 // Message is one published message as a subscriber receives it. Its RESP
-// frames are encoded once per protocol on first use and then shared by
-// every subscriber; they must not be modified. A Message is built and
-// encoded by the publishing goroutine only.
+// frames are encoded once per protocol, on first use or (the RESP2 frame
+// of a publication's first message) when the message is built, and then
+// shared by every subscriber; they must not be modified. A Message is
+// built and encoded by the publishing goroutine only.
 type Message struct {
 	kind    Kind // KindChannel: "message", KindPattern: "pmessage", KindShard: "smessage"
 	pattern []byte
@@ -31,20 +32,29 @@ type Message struct {
 // publication holds the hub's copy of one publication's channel and
 // payload, made when the first message that has a receiver is built and
 // shared by every message of the publication, so publishers may pass
-// buffers they reuse (and the compiler can keep them on the stack).
+// buffers they reuse (and the compiler can keep them on the stack). The
+// copy is that first message's RESP2 frame, encoded at once: channel and
+// payload are slices of it, so a message to a RESP2 subscriber costs its
+// frame and nothing more.
 type publication struct {
-	owned []byte // channel then payload, once copied
+	made             bool
+	channel, payload []byte // slices of the first message's RESP2 frame
 }
 
 // message returns channel and payload as a message of kind (for pattern).
 // Every call of one publication passes the same channel and payload.
 func (p *publication) message(kind Kind, pattern, channel, payload []byte) *Message {
-	if p.owned == nil {
-		p.owned = make([]byte, 0, len(channel)+len(payload))
-		p.owned = append(append(p.owned, channel...), payload...)
+	m := &Message{kind: kind, pattern: pattern}
+	if !p.made {
+		f, at := encode(false, kind, pattern, channel, payload)
+		p.channel = f[at : at+len(channel) : at+len(channel)]
+		end := len(f) - 2 // the payload's bulk string ends the frame
+		p.payload = f[end-len(payload) : end : end]
+		p.made = true
+		m.frames[0] = f
 	}
-	n := len(channel)
-	return &Message{kind: kind, pattern: pattern, channel: p.owned[:n:n], payload: p.owned[n:]}
+	m.channel, m.payload = p.channel, p.payload
+	return m
 }
 
 // Frame returns the message encoded for a RESP2 (proto 2) or RESP3
@@ -55,19 +65,22 @@ func (m *Message) Frame(proto int) []byte {
 		i = 1
 	}
 	if m.frames[i] == nil {
-		m.frames[i] = m.encode(proto == 3)
+		m.frames[i], _ = encode(proto == 3, m.kind, m.pattern, m.channel, m.payload)
 	}
 	return m.frames[i]
 }
 
-func (m *Message) encode(resp3 bool) []byte {
+// encode returns the frame of a message of kind with pattern, channel
+// and payload, for RESP3 (resp3) or RESP2, and the index in the frame of
+// the channel's first byte.
+func encode(resp3 bool, kind Kind, pattern, channel, payload []byte) (frame []byte, channelAt int) {
 	head := byte('*')
 	if resp3 {
 		head = '>'
 	}
 	var name string
 	n := 3
-	switch m.kind {
+	switch kind {
 	case KindPattern:
 		name, n = "pmessage", 4
 	case KindShard:
@@ -75,16 +88,17 @@ func (m *Message) encode(resp3 bool) []byte {
 	default:
 		name = "message"
 	}
-	b := make([]byte, 0, 48+len(m.pattern)+len(m.channel)+len(m.payload))
+	b := make([]byte, 0, 48+len(pattern)+len(channel)+len(payload))
 	b = append(b, head)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, '\r', '\n')
 	b = appendBulk(b, []byte(name))
-	if m.kind == KindPattern {
-		b = appendBulk(b, m.pattern)
+	if kind == KindPattern {
+		b = appendBulk(b, pattern)
 	}
-	b = appendBulk(b, m.channel)
-	return appendBulk(b, m.payload)
+	b = appendBulk(b, channel)
+	channelAt = len(b) - len(channel) - 2
+	return appendBulk(b, payload), channelAt
 }
 
 func appendBulk(b, s []byte) []byte {

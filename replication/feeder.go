@@ -148,22 +148,32 @@ func (f *feeder) Write(b []byte) (int, error) {
 // stream pushes log entries as they are appended, with heartbeats when
 // idle. With sync on, a batch goes out only once it is durable (see
 // shipDurable).
+//
+// One heartbeat deadline serves every wait until it passes (a context per
+// batch cost several allocations per write): a wait that reaches it sends
+// a heartbeat and starts the next. So an idle stream carries a heartbeat
+// every heartbeatEvery, and a busy one at most that often.
 func (f *feeder) stream(ctx context.Context, r *LogReader) {
 	var buf []byte
 	var durable uint64
+	var off8 [8]byte
+	var hb heartbeatTimer
+	hb.restart(ctx)
+	defer hb.stop()
 	for {
-		wait, cancel := context.WithTimeout(ctx, heartbeatEvery)
-		off, batch, err := r.Next(wait)
-		cancel()
+		off, batch, err := r.Next(hb.ctx)
 		switch {
 		case err == nil:
 			if durable, err = f.shipDurable(off, durable); err != nil {
 				f.n.log.Warn("dropping replica: cannot make the stream durable", "replica", f.name(), "error", err)
 				return
 			}
-			buf = appendFrame(buf[:0], frameBatch, binary.BigEndian.AppendUint64(nil, off), batch)
+			binary.BigEndian.PutUint64(off8[:], off)
+			buf = appendFrame(buf[:0], frameBatch, off8[:], batch)
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			buf = appendFrame(buf[:0], frameHeartbeat, binary.BigEndian.AppendUint64(nil, f.n.opts.Store.Offset()))
+			hb.restart(ctx)
+			binary.BigEndian.PutUint64(off8[:], f.n.opts.Store.Offset())
+			buf = appendFrame(buf[:0], frameHeartbeat, off8[:])
 		default:
 			if ctx.Err() == nil {
 				f.n.log.Warn("replica stream ended", "replica", f.name(), "error", err)
@@ -175,6 +185,22 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 			return
 		}
 	}
+}
+
+// heartbeatTimer is the context a feeder's waits share until the next
+// heartbeat is due.
+type heartbeatTimer struct {
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+// restart stops the current deadline and starts the next, heartbeatEvery
+// from now, under parent.
+func (t *heartbeatTimer) restart(parent context.Context) {
+	if t.stop != nil {
+		t.stop()
+	}
+	t.ctx, t.stop = context.WithTimeout(parent, heartbeatEvery)
 }
 
 // shipDurable is called before shipping the batch at off, with the

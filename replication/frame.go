@@ -57,20 +57,30 @@ func appendFrame(dst []byte, typ byte, payload ...[]byte) []byte {
 	return dst
 }
 
-// readFrame reads one frame. The payload is freshly allocated.
+// readFrame reads one frame. The payload is freshly allocated: a
+// replica's commit hook may keep a batch's bytes.
 func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
-	var h [9]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
+	// The header is used where it lies in r's buffer: read into an array
+	// through io.Reader, the array would move to the heap. Errors are
+	// io.ReadFull's: io.EOF before the first byte, io.ErrUnexpectedEOF
+	// after it.
+	h, err := r.Peek(9)
+	if err != nil {
+		if err == io.EOF && len(h) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
 		return 0, nil, err
 	}
-	n := binary.BigEndian.Uint32(h[1:5])
+	typ, n, want := h[0], binary.BigEndian.Uint32(h[1:5]), binary.BigEndian.Uint32(h[5:9])
+	crc := crc32.Update(0, crcTable, h[:5])
+	r.Discard(len(h)) // h is not valid after this
 	if n > maxFrame {
 		return 0, nil, fmt.Errorf("%w: frame of %d bytes", ErrCorruptStream, n)
 	}
-	switch h[0] {
+	switch typ {
 	case frameBatch, frameHeartbeat, frameFile, frameChunk, frameDone:
 	default:
-		return 0, nil, fmt.Errorf("%w: unknown frame type %q", ErrCorruptStream, h[0])
+		return 0, nil, fmt.Errorf("%w: unknown frame type %q", ErrCorruptStream, typ)
 	}
 	// Grow the payload as bytes arrive: a corrupt length must not make
 	// the replica allocate what the stream never sends.
@@ -86,10 +96,9 @@ func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
 			return 0, nil, err
 		}
 	}
-	crc := crc32.Update(0, crcTable, h[:5])
 	crc = crc32.Update(crc, crcTable, payload)
-	if crc != binary.BigEndian.Uint32(h[5:9]) {
-		return 0, nil, fmt.Errorf("%w: checksum mismatch in a %q frame of %d bytes", ErrCorruptStream, h[0], n)
+	if crc != want {
+		return 0, nil, fmt.Errorf("%w: checksum mismatch in a %q frame of %d bytes", ErrCorruptStream, typ, n)
 	}
-	return h[0], payload, nil
+	return typ, payload, nil
 }

@@ -40,6 +40,22 @@ func TestFrameRoundTripAndCorruption(t *testing.T) {
 	}
 }
 
+// TestReadFrameEnd checks the errors of a stream that ends: io.EOF
+// between frames, io.ErrUnexpectedEOF inside a header or a payload.
+func TestReadFrameEnd(t *testing.T) {
+	frame := appendFrame(nil, frameBatch, []byte("12345678"), []byte("batch bytes"))
+	for cut := 0; cut < len(frame); cut++ {
+		want := io.ErrUnexpectedEOF
+		if cut == 0 {
+			want = io.EOF
+		}
+		rd := bufio.NewReader(bytes.NewReader(frame[:cut]))
+		if _, _, err := readFrame(rd); err != want {
+			t.Fatalf("stream cut after %d bytes: %v, want %v", cut, err, want)
+		}
+	}
+}
+
 func FuzzReadFrame(f *testing.F) {
 	f.Add(appendFrame(nil, frameBatch, []byte("12345678"), []byte("x")))
 	f.Add(appendFrame(nil, frameDone, make([]byte, 12)))

@@ -45,6 +45,10 @@ type link struct {
 	lastIO  time.Time
 	lastErr string
 	master  uint64
+
+	// events is where publish gathers a batch's keyspace events; only the
+	// goroutine that applies the stream uses it.
+	events []notify.Event
 }
 
 func newLink(n *Node, host string, port int) *link {
@@ -356,12 +360,9 @@ func (l *link) stream(nc net.Conn, rd *bufio.Reader) error {
 				l.mu.Unlock()
 			}
 		case frameBatch:
-			if len(p) < 8 {
-				return fmt.Errorf("%w: short batch frame", ErrCorruptStream)
-			}
-			off, batch := binary.BigEndian.Uint64(p), p[8:]
-			if err := store.ApplyReplicated(off, batch, func() { l.publish(batch) }); err != nil {
-				return fmt.Errorf("apply offset %d: %w", off, err)
+			off, err := l.applyFrame(p)
+			if err != nil {
+				return err
 			}
 			l.mu.Lock()
 			l.master = max(l.master, off)
@@ -378,9 +379,27 @@ func (l *link) stream(nc net.Conn, rd *bufio.Reader) error {
 	}
 }
 
+// applyFrame applies the payload of a batch frame (the offset, then the
+// batch) and publishes what the batch carries, and returns the offset.
+func (l *link) applyFrame(p []byte) (uint64, error) {
+	if len(p) < 8 {
+		return 0, fmt.Errorf("%w: short batch frame", ErrCorruptStream)
+	}
+	off, batch := binary.BigEndian.Uint64(p), p[8:]
+	if err := l.n.opts.Store.ApplyReplicated(off, batch, func() { l.publish(batch) }); err != nil {
+		return 0, fmt.Errorf("apply offset %d: %w", off, err)
+	}
+	return off, nil
+}
+
+// maxKeptEvents bounds the events a link keeps room for between
+// batches, so one huge batch does not pin its buffer.
+const maxKeptEvents = 1024
+
 // publish re-publishes what an applied batch carries: a replicated
 // PUBLISH, or the keyspace events reconstructed from its LogData, through
-// this node's own emitter and flags.
+// this node's own emitter and flags. The events refer to batch, which they
+// do not outlive: the hub copies what it delivers.
 func (l *link) publish(batch []byte) {
 	n := l.n
 	var first []byte
@@ -393,11 +412,16 @@ func (l *link) publish(batch []byte) {
 		n.opts.Hub.Publish(ch, msg)
 		return
 	}
-	events, err := notify.Extract(batch)
+	events, err := notify.AppendEvents(l.events[:0], batch)
 	if err != nil {
 		n.log.Warn("skipping undecodable notification context", "error", err)
 	}
 	for _, ev := range events {
 		n.opts.Notify.Emit(ev)
 	}
+	clear(events)
+	if cap(events) > maxKeptEvents {
+		events = nil
+	}
+	l.events = events[:0]
 }

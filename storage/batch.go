@@ -17,18 +17,30 @@ import (
 // goroutine that created it and is spent by Commit, whatever its result.
 type Batch struct {
 	b      *pebble.Batch
-	deltas map[string]KeyCount // key-count change per namespace
-	flush  []string            // namespaces whose count resets to zero
+	deltas []nsDelta // key-count change per namespace, one entry each
+	flush  []string  // namespaces whose count resets to zero
 	nsSet  map[string]string
 	nsDel  []string
 	// rows are the metadata records the batch writes (nil value: deleted),
-	// for the row cache once the batch is applied.
-	rows []rowUpdate
+	// for the row cache once the batch is applied; rows0 backs the first.
+	rows  []rowUpdate
+	rows0 [1]rowUpdate
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
 }
 
-type rowUpdate struct{ k, v []byte }
+// rowUpdate is a metadata record a batch writes: key k and value v (nil
+// when deleted). When kv is set, k and v are its two parts, and the row
+// cache takes kv over instead of copying them.
+type rowUpdate struct{ k, v, kv []byte }
+
+// nsDelta is a batch's key-count change in one namespace. A batch almost
+// always touches one namespace, so a slice searched linearly beats a map
+// (and allocates nothing for the first entry when the batch is reused).
+type nsDelta struct {
+	ns string
+	d  KeyCount
+}
 
 // NewBatch starts a batch whose first record is the LogData l.
 func (e *Engine) NewBatch(l LogData) *Batch {
@@ -57,26 +69,34 @@ func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
 func (e *Engine) NewMultiBatch() *Batch {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	return &Batch{b: e.db.NewBatch()}
+	b := &Batch{b: e.db.NewBatch()}
+	b.rows = b.rows0[:0]
+	return b
 }
 
 // KeyDelta returns how the batch changes the key count of ns so far, and
 // whether it flushes ns (the count then starts from zero).
 func (b *Batch) KeyDelta(ns string) (delta int64, flushed bool) {
-	return b.deltas[ns].Keys, slices.Contains(b.flush, ns)
+	for _, d := range b.deltas {
+		if d.ns == ns {
+			delta = d.d.Keys
+		}
+	}
+	return delta, slices.Contains(b.flush, ns)
 }
 
 // Discard releases a batch that will not be committed.
 func (b *Batch) Discard() { b.b.Close() }
 
 func (b *Batch) addDelta(ns string, keys, expires int64) {
-	if b.deltas == nil {
-		b.deltas = map[string]KeyCount{}
+	for i := range b.deltas {
+		if b.deltas[i].ns == ns {
+			b.deltas[i].d.Keys += keys
+			b.deltas[i].d.Expires += expires
+			return
+		}
 	}
-	d := b.deltas[ns]
-	d.Keys += keys
-	d.Expires += expires
-	b.deltas[ns] = d
+	b.deltas = append(b.deltas, nsDelta{ns, KeyCount{Keys: keys, Expires: expires}})
 }
 
 // PutMeta writes m as the metadata of key in ns. old is the key's current
@@ -101,9 +121,13 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
 		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
 	}
-	mk, v := metaKey(ns, key), m.encode(nil)
-	_ = b.b.Set(mk, v, nil)
-	b.rows = append(b.rows, rowUpdate{mk, v})
+	// One buffer holds the key and the value: Pebble copies both into the
+	// batch, and the row cache keeps the buffer once the batch commits.
+	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+m.encodedLen()), ns, key)
+	klen := len(kv)
+	kv = m.encode(kv)
+	_ = b.b.Set(kv[:klen], kv[klen:], nil)
+	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], kv: kv})
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under
@@ -117,7 +141,7 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	}
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{mk, nil})
+	b.rows = append(b.rows, rowUpdate{k: mk})
 	// Collections keep members under subkeys; they go when their
 	// metadata goes (orphaned versions are reclaimed later).
 }
@@ -135,7 +159,7 @@ func (b *Batch) FlushNamespace(ns string) {
 	b.flush = append(b.flush, ns)
 	// Earlier records of the batch for ns are gone: their count changes
 	// with them, and the cache is cleared when a flush commits.
-	delete(b.deltas, ns)
+	b.deltas = slices.DeleteFunc(b.deltas, func(d nsDelta) bool { return d.ns == ns })
 	b.rows = b.rows[:0]
 }
 
@@ -181,7 +205,22 @@ type commitWaiter struct {
 	err    error
 	lead   bool          // woken to lead rather than with a result
 	wake   chan struct{} // buffered: the waker never blocks
+	runs   []commitRun   // a leader's runs, kept for reuse
+	// spare is an empty queue buffer: a leader leaves it as the queue's
+	// next buffer and keeps the one it took (its group) in its place.
+	spare []*commitWaiter
 }
+
+// commitRun is a run of a leader's group committed as one Pebble batch.
+type commitRun struct {
+	ws []*commitWaiter
+	pb *pebble.Batch // to SyncWait, with syncOn and a successful apply
+}
+
+// waiters recycles commitWaiters (and their channels). A waiter returns to
+// the pool when its Commit returns: by then the leader that woke it is done
+// with it, as a leader touches a follower only before waking it.
+var waiters = sync.Pool{New: func() any { return &commitWaiter{wake: make(chan struct{}, 1)} }}
 
 // Commit applies the batch atomically with the next replication offset and
 // the updated key counts, then calls the commit hook, all in one critical
@@ -195,7 +234,19 @@ type commitWaiter struct {
 // of the batch was applied (ErrClosed during shutdown, or an injected
 // fault); Pebble treats a failed WAL write as fatal and exits the process.
 func (e *Engine) Commit(b *Batch) (uint64, error) {
-	w := &commitWaiter{b: b, wake: make(chan struct{}, 1)}
+	w := waiters.Get().(*commitWaiter)
+	w.b = b
+	var group []*commitWaiter
+	defer func() {
+		w.b, w.offset, w.err, w.lead = nil, 0, nil, false
+		clear(w.runs)
+		w.runs = w.runs[:0]
+		if group != nil {
+			clear(group[:cap(group)])
+			w.spare = group[:0]
+		}
+		waiters.Put(w)
+	}()
 	q := &e.queue
 	q.mu.Lock()
 	q.waiting = append(q.waiting, w)
@@ -213,23 +264,18 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	// first, which is what makes groups form on a single CPU.
 	runtime.Gosched()
 	q.mu.Lock()
-	group := q.waiting
-	q.waiting = nil
+	group = q.waiting
+	q.waiting, w.spare = w.spare, nil
 	q.mu.Unlock()
 
 	// Commit the group in runs, hand leadership to the next waiter (whose
 	// group can be applied while this one's fsync is awaited), then wait
 	// for the fsyncs and wake the followers with their results.
 	syncOn := e.sync.Load()
-	type run struct {
-		ws []*commitWaiter
-		pb *pebble.Batch // to SyncWait, with syncOn and a successful apply
-	}
-	var runs []run
-	for len(group) > 0 {
-		n := e.runLength(group)
-		runs = append(runs, run{group[:n], e.commitRun(group[:n], syncOn)})
-		group = group[n:]
+	for rest := group; len(rest) > 0; {
+		n := e.runLength(rest)
+		w.runs = append(w.runs, commitRun{rest[:n], e.commitRun(rest[:n], syncOn)})
+		rest = rest[n:]
 	}
 
 	q.mu.Lock()
@@ -242,7 +288,7 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	}
 	q.mu.Unlock()
 
-	for _, r := range runs {
+	for _, r := range w.runs {
 		if r.pb != nil {
 			err := r.pb.SyncWait()
 			r.pb.Close()
@@ -296,7 +342,6 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	var b *Batch
-	live := ws[:0:0]
 	for _, w := range ws {
 		switch {
 		case e.closed.Load():
@@ -315,19 +360,24 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 		} else {
 			b.merge(w.b)
 		}
-		live = append(live, w)
 	}
 	if b == nil {
 		return nil
 	}
 	offset := e.offset + 1
-	_ = b.b.Set(keyReplOffset, binary.BigEndian.AppendUint64(nil, offset), nil)
+	// Pebble copies keys and values into the batch: the scratch buffer is
+	// free again after each call.
+	e.scratch = binary.BigEndian.AppendUint64(e.scratch[:0], offset)
+	_ = b.b.Set(keyReplOffset, e.scratch, nil)
 	newCounts := e.pendingCounts(b)
 	for ns, n := range newCounts {
+		e.scratch = appendNS(append(e.scratch[:0], keyCountPrefix...), ns)
+		k := len(e.scratch)
 		if n == (KeyCount{}) {
-			_ = b.b.Delete(countKey(ns), nil)
+			_ = b.b.Delete(e.scratch, nil)
 		} else {
-			_ = b.b.Set(countKey(ns), n.encode(), nil)
+			e.scratch = n.append(e.scratch)
+			_ = b.b.Set(e.scratch[:k], e.scratch[k:], nil)
 		}
 	}
 	// The hook's copy is taken before Apply: b.b's bytes are not reliable
@@ -339,14 +389,18 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 	}
 	if err := e.apply(b.b, syncOn); err != nil {
 		b.b.Close()
-		for _, w := range live {
-			w.err = fmt.Errorf("storage: commit %d: %w", offset, err)
+		for _, w := range ws {
+			if w.err == nil {
+				w.err = fmt.Errorf("storage: commit %d: %w", offset, err)
+			}
 		}
 		return nil
 	}
 	e.applied(offset, repr, b.rows, len(b.flush) > 0, newCounts, b.nsSet, b.nsDel)
-	for _, w := range live {
-		w.offset = offset
+	for _, w := range ws {
+		if w.err == nil {
+			w.offset = offset
+		}
 	}
 	if syncOn {
 		return b.b
@@ -366,7 +420,11 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed b
 		e.rows.clear()
 	}
 	for _, r := range rows {
-		e.rows.put(r.k, r.v)
+		if r.kv != nil {
+			e.rows.putKV(r.kv, len(r.k), false)
+		} else {
+			e.rows.put(r.k, r.v)
+		}
 	}
 	e.applyCounts(counts)
 	e.applyNamespaces(nsSet, nsDel)
@@ -379,8 +437,8 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed b
 // merge appends o's records to b, and what they change, and closes o.
 func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
-	for ns, d := range o.deltas {
-		b.addDelta(ns, d.Keys, d.Expires)
+	for _, d := range o.deltas {
+		b.addDelta(d.ns, d.d.Keys, d.d.Expires)
 	}
 	b.rows = append(b.rows, o.rows...)
 	o.b.Close()
@@ -409,14 +467,14 @@ func (e *Engine) pendingCounts(b *Batch) map[string]KeyCount {
 	for _, ns := range b.flush {
 		out[ns] = KeyCount{}
 	}
-	for ns, d := range b.deltas {
-		n, flushed := out[ns]
+	for _, d := range b.deltas {
+		n, flushed := out[d.ns]
 		if !flushed {
-			n = e.counts[ns]
+			n = e.counts[d.ns]
 		}
-		n.Keys += d.Keys
-		n.Expires += d.Expires
-		out[ns] = n
+		n.Keys += d.d.Keys
+		n.Expires += d.d.Expires
+		out[d.ns] = n
 	}
 	e.countsMu.RUnlock()
 	return out

@@ -92,9 +92,20 @@ func (c *rowCache) put(k, v []byte) {
 	if c == nil {
 		return
 	}
-	s, h := c.locate(k)
 	kv := make([]byte, 0, len(k)+len(v))
-	e := rowEntry{kv: append(append(kv, k...), v...), klen: int32(len(k)), absent: v == nil}
+	c.putKV(append(append(kv, k...), v...), len(k), v == nil)
+}
+
+// putKV is put for a record the caller hands over: kv holds the key (its
+// first klen bytes) followed by the value, and belongs to the cache from
+// now on; absent records a key known not to exist (kv is then the key).
+func (c *rowCache) putKV(kv []byte, klen int, absent bool) {
+	if c == nil {
+		return
+	}
+	k := kv[:klen]
+	s, h := c.locate(k)
+	e := rowEntry{kv: kv, klen: int32(klen), absent: absent}
 	cost := e.cost()
 	if cost > c.limit {
 		c.drop(k)

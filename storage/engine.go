@@ -90,6 +90,7 @@ type Engine struct {
 	queue    commitQueue
 	commitMu sync.Mutex // serializes offset assignment, Apply and hooks
 	offset   uint64     // last committed offset; guarded by commitMu
+	scratch  []byte     // record bytes being built; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu
@@ -384,8 +385,9 @@ type KeyCount struct {
 	Keys, Expires int64
 }
 
-func (n KeyCount) encode() []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(n.Keys))
+// append appends n's record value to b.
+func (n KeyCount) append(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(n.Keys))
 	return binary.BigEndian.AppendUint64(b, uint64(n.Expires))
 }
 
@@ -446,39 +448,44 @@ func (e *Engine) Namespaces() map[string]string {
 	return out
 }
 
-// get reads a raw record, copying its value.
-func (e *Engine) get(k []byte) ([]byte, error) {
-	e.dbMu.RLock()
-	defer e.dbMu.RUnlock()
-	return e.getLocked(k)
-}
-
 // getLocked is get for a caller that holds dbMu (or owns the engine).
-func (e *Engine) getLocked(k []byte) ([]byte, error) {
+func (e *Engine) getLocked(k []byte) ([]byte, error) { return e.appendLocked(nil, k) }
+
+// appendLocked appends the value of record k to dst; the caller holds
+// dbMu (or owns the engine).
+func (e *Engine) appendLocked(dst, k []byte) ([]byte, error) {
 	v, closer, err := e.db.Get(k)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	out := append([]byte(nil), v...)
+	dst = append(dst, v...)
 	closer.Close()
-	return out, nil
+	return dst, nil
 }
 
 // GetMeta returns the metadata of key in ns; the caller holds the key's
 // lock. Expired keys are returned too (found is true); callers decide with
 // Metadata.Expired. m.Value must not be modified.
 func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err error) {
-	mk := metaKey(ns, key)
-	v, hit := e.rows.get(mk)
+	// On a cache miss the record is read into the buffer after its key,
+	// and the buffer becomes the cache's entry: one allocation in all.
+	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+metaHeaderLen+32), ns, key)
+	klen := len(kv)
+	v, hit := e.rows.get(kv)
 	if !hit {
-		v, err = e.get(mk)
+		e.dbMu.RLock()
+		kv, err = e.appendLocked(kv, kv[:klen:klen])
+		e.dbMu.RUnlock()
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
+			e.rows.putKV(kv, klen, true)
 			v = nil
 		case err != nil:
 			return Metadata{}, false, fmt.Errorf("storage: get %q: %w", key, err)
+		default:
+			e.rows.putKV(kv, klen, false)
+			v = kv[klen:len(kv):len(kv)]
 		}
-		e.rows.put(mk, v)
 	}
 	if v == nil {
 		return Metadata{}, false, nil

@@ -47,10 +47,14 @@ func appendNS(dst []byte, ns string) []byte {
 
 // metaKey returns the metadata record key of user key k in namespace ns.
 func metaKey(ns string, k []byte) []byte {
-	b := make([]byte, 0, 2+len(ns)+len(k))
-	b = append(b, prefixMeta)
-	b = appendNS(b, ns)
-	return append(b, k...)
+	return appendMetaKey(make([]byte, 0, 2+len(ns)+len(k)), ns, k)
+}
+
+// appendMetaKey appends the metadata record key of k in ns to dst.
+func appendMetaKey(dst []byte, ns string, k []byte) []byte {
+	dst = append(dst, prefixMeta)
+	dst = appendNS(dst, ns)
+	return append(dst, k...)
 }
 
 // metaPrefix returns the prefix shared by every metadata key of ns.

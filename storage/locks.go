@@ -31,6 +31,13 @@ func (l *KeyLocks) stripe(ns string, key []byte) int {
 	return int(h.Sum64() % lockStripes)
 }
 
+// KeyLock returns the mutex that guards key in ns, for a caller that locks
+// one key and keeps its own record of the unlock (Lock returns a func,
+// which costs an allocation).
+func (l *KeyLocks) KeyLock(ns string, key []byte) *sync.Mutex {
+	return &l.stripes[l.stripe(ns, key)]
+}
+
 // Lock takes the locks of keys in ns and returns the function that
 // releases them.
 func (l *KeyLocks) Lock(ns string, keys ...[]byte) (unlock func()) {

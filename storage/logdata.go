@@ -113,15 +113,21 @@ func EncodePublish(channel, message []byte) []byte {
 	return append(b, message...)
 }
 
+// ErrNotPublish is returned by DecodePublish for a LogData record that is
+// not a PUBLISH's. Replicas ask about every batch they apply, so the answer
+// for an ordinary batch is this value, made once.
+var ErrNotPublish = errors.New("storage: not a PUBLISH record")
+
 // DecodePublish returns the channel and message of a replicated PUBLISH's
-// LogData record.
+// LogData record. A record of another command (or one too short to hold
+// a channel length) yields ErrNotPublish.
 func DecodePublish(b []byte) (channel, message []byte, err error) {
 	l, err := DecodeLogData(b)
 	if err != nil {
 		return nil, nil, err
 	}
 	if l.Cmd != CmdPublish || len(b) < logDataLen+4 {
-		return nil, nil, fmt.Errorf("storage: not a PUBLISH record")
+		return nil, nil, ErrNotPublish
 	}
 	n := binary.BigEndian.Uint32(b[logDataLen:])
 	rest := b[logDataLen+4:]

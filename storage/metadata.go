@@ -77,6 +77,14 @@ func (m *Metadata) encode(dst []byte) []byte {
 	return binary.BigEndian.AppendUint64(dst, m.Size)
 }
 
+// encodedLen returns the length of m's encoding.
+func (m *Metadata) encodedLen() int {
+	if m.Type == TypeString {
+		return metaHeaderLen + len(m.Value)
+	}
+	return metaHeaderLen + 16
+}
+
 // decodeMetadata decodes a metadata value. The returned Value aliases v.
 func decodeMetadata(v []byte) (Metadata, error) {
 	if len(v) < metaHeaderLen {

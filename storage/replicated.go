@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -116,6 +118,32 @@ func nextDBName(name string) string {
 	return "db-" + strconv.Itoa(n+1)
 }
 
+// replicaScratch holds what ApplyReplicated gathers from a batch before
+// applying it. Scratches are recycled through replicaScratches, so a
+// replica applying a stream of batches does not allocate them anew.
+type replicaScratch struct {
+	rows  []rowUpdate // the batch's metadata records; they alias its bytes
+	locks []int       // the key-lock stripes of the keys it writes
+}
+
+var replicaScratches = sync.Pool{New: func() any { return new(replicaScratch) }}
+
+// maxScratchRows bounds the rows a recycled scratch keeps room for, so
+// one huge batch does not pin its buffers.
+const maxScratchRows = 1024
+
+// release empties s, forgetting the batch it referred to, and returns it
+// to replicaScratches.
+func (s *replicaScratch) release() {
+	if cap(s.rows) > maxScratchRows {
+		s.rows, s.locks = nil, nil
+	} else {
+		clear(s.rows)
+		s.rows, s.locks = s.rows[:0], s.locks[:0]
+	}
+	replicaScratches.Put(s)
+}
+
 // ApplyReplicated applies a batch shipped by the primary, keeping the
 // primary's offset, which must be the next one (ErrOffsetGap otherwise).
 // The batch already carries its offset record, so data and position
@@ -127,14 +155,14 @@ func nextDBName(name string) string {
 // locks are released (a replica publishes its notifications there). The
 // caller must not modify repr afterwards: the commit hook may keep it.
 func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
+	s := replicaScratches.Get().(*replicaScratch)
+	defer s.release()
 	var (
-		rows     []rowUpdate
-		counts   = map[string]KeyCount{}
-		nsSet    = map[string]string{}
-		nsDel    []string
-		flush    bool
-		carried  uint64
-		lockKeys = map[string][][]byte{}
+		counts  = map[string]KeyCount{}
+		nsSet   = map[string]string{}
+		nsDel   []string
+		flush   bool
+		carried uint64
 	)
 	err := ReadBatch(repr, func(r Record) {
 		switch {
@@ -145,12 +173,14 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 			if err != nil {
 				return
 			}
-			lockKeys[string(ns)] = append(lockKeys[string(ns)], key)
+			s.locks = append(s.locks, e.Locks.stripe(string(ns), key))
+			// The rows alias repr (the row cache copies what it keeps).
+			// A Set's empty value is nil, as a copy of it would be.
 			var v []byte
-			if r.Kind == RecordSet {
-				v = append([]byte(nil), r.Value...)
+			if r.Kind == RecordSet && len(r.Value) > 0 {
+				v = r.Value
 			}
-			rows = append(rows, rowUpdate{append([]byte(nil), r.Key...), v})
+			s.rows = append(s.rows, rowUpdate{k: r.Key, v: v})
 		case string(r.Key) == string(keyReplOffset) && r.Kind == RecordSet && len(r.Value) == 8:
 			carried = binary.BigEndian.Uint64(r.Value)
 		case strings.HasPrefix(string(r.Key), string(keyCountPrefix)) && len(r.Key) > len(keyCountPrefix):
@@ -172,13 +202,13 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	if carried != offset {
 		return fmt.Errorf("%w: offset %d carries offset record %d", ErrBadBatch, offset, carried)
 	}
-	var unlock func()
 	if flush {
-		unlock = e.Locks.LockAll()
+		unlock := e.Locks.LockAll()
+		defer unlock()
 	} else {
-		unlock = e.Locks.LockMany(lockKeys)
+		s.locks = e.Locks.lockStripes(s.locks)
+		defer e.Locks.unlockStripes(s.locks)
 	}
-	defer unlock()
 
 	syncOn := e.sync.Load()
 	e.commitMu.Lock()
@@ -191,25 +221,57 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("%w: got %d after %d", ErrOffsetGap, offset, have)
 	}
-	var b pebble.Batch
-	own := append([]byte(nil), repr...)
-	if err := b.SetRepr(own); err != nil {
+	// Pebble writes its sequence number into the bytes it applies, and
+	// repr goes to the commit hook as the primary sent it: Pebble gets a
+	// copy, in the buffer of one of its recycled batches. Closing the
+	// batch recycles it once Pebble is done with the bytes (a large batch
+	// keeps them until it is flushed, and is not recycled). e.db stays
+	// while commitMu is held.
+	e.dbMu.RLock()
+	b := e.db.NewBatch()
+	e.dbMu.RUnlock()
+	if err := b.SetRepr(append(b.Repr()[:0], repr...)); err != nil {
+		b.Close()
 		e.commitMu.Unlock()
 		return fmt.Errorf("%w: offset %d: %v", ErrBadBatch, offset, err)
 	}
-	if err := e.apply(&b, syncOn); err != nil {
+	if err := e.apply(b, syncOn); err != nil {
+		b.Close()
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
 	}
-	e.applied(offset, repr, rows, flush, counts, nsSet, nsDel)
+	e.applied(offset, repr, s.rows, flush, counts, nsSet, nsDel)
 	e.commitMu.Unlock()
 	if syncOn {
-		if err := b.SyncWait(); err != nil {
+		err := b.SyncWait()
+		b.Close()
+		if err != nil {
 			return fmt.Errorf("storage: sync replicated batch %d: %w", offset, err)
 		}
+	} else {
+		b.Close()
 	}
 	if fn != nil {
 		fn()
 	}
 	return nil
+}
+
+// lockStripes takes the key-lock stripes of idx in ascending order, as
+// LockMany does, and returns them sorted and without duplicates, for
+// unlockStripes.
+func (l *KeyLocks) lockStripes(idx []int) []int {
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+	return idx
+}
+
+// unlockStripes releases the stripes lockStripes took, in reverse order.
+func (l *KeyLocks) unlockStripes(idx []int) {
+	for j := len(idx) - 1; j >= 0; j-- {
+		l.stripes[idx[j]].Unlock()
+	}
 }

@@ -37,6 +37,7 @@ const shutdownGrace = 4 * time.Second
 func main() { os.Exit(run()) }
 
 func run() int {
+	startGCTuner()
 	cfg, warnings, err := config.Load(os.Args[1:], os.Environ())
 	if errors.Is(err, config.ErrHelp) {
 		return 0

@@ -1,0 +1,127 @@
+package notify
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// setBatch commits one SET of key on a fresh engine the way the SET
+// command writes it with "set" events enabled (a LogData context with the
+// notify bit, the events record, the metadata record) and returns the
+// batch's bytes as the commit hook sees them.
+func setBatch(tb testing.TB, key string) []byte {
+	tb.Helper()
+	e, err := storage.Open(storage.Options{Dir: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer e.Close()
+	var repr []byte
+	e.SetCommitHook(func(_ uint64, r []byte) { repr = r })
+	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdSet, Flags: storage.LogFlagNotify})
+	b.LogData(EncodeRecordEvents([]Code{CodeSet}))
+	b.PutMeta("", []byte(key), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
+	if _, err := e.Commit(b); err != nil {
+		tb.Fatal(err)
+	}
+	return repr
+}
+
+// TestAppendEventsMatchesExtract extracts a batch whose events records
+// hold an unknown code, alone or among known ones, both ways: the events
+// are the same, AppendEvents appends them to what dst holds, with keys
+// that alias the batch, and Extract's keys are copies.
+func TestAppendEventsMatchesExtract(t *testing.T) {
+	e, err := storage.Open(storage.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var repr []byte
+	e.SetCommitHook(func(_ uint64, r []byte) { repr = r })
+	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdMSet, Flags: storage.LogFlagNotify})
+	put := func(key string, record []byte) {
+		b.LogData(record)
+		b.PutMeta("", []byte(key), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
+	}
+	put("a", []byte{eventsTag, byte(CodeSet), 200, byte(CodeExpire)})
+	put("b", []byte{eventsTag, 201})
+	put("c", EncodeRecordEvents([]Code{CodeNew, CodeSet}))
+	if _, err := e.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	render := func(evs []Event) string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, fmt.Sprintf("%s:%s", ev.Key, ev.Name))
+		}
+		return strings.Join(out, " ")
+	}
+	const want = "a:set a:expire c:new c:set"
+	const wantErr = "notify: unknown event code 200 skipped"
+	copied, err := Extract(repr)
+	if render(copied) != want || err == nil || err.Error() != wantErr {
+		t.Fatalf("Extract: %q, %v; want %q, %q", render(copied), err, want, wantErr)
+	}
+	dst := []Event{CodeDel.Event("", []byte("x"))}
+	aliased, err := AppendEvents(dst, repr)
+	if render(aliased) != "x:del "+want || err == nil || err.Error() != wantErr {
+		t.Fatalf("AppendEvents: %q, %v; want %q, %q", render(aliased), err, "x:del "+want, wantErr)
+	}
+	// AppendEvents' keys are the batch's bytes: writing through them
+	// changes the batch, and not Extract's copies.
+	for _, ev := range aliased[1:] {
+		ev.Key[0] = 'z'
+	}
+	if render(copied) != want {
+		t.Fatalf("Extract's keys changed with the batch: %q", render(copied))
+	}
+	if again, _ := Extract(repr); render(again) != "z:set z:expire z:new z:set" {
+		t.Fatalf("AppendEvents' keys are not the batch's bytes: the batch now has %q", render(again))
+	}
+}
+
+// frameSink is a subscriber that takes each message's RESP2 frame, as a
+// connection does when it queues the frame in its outbox.
+type frameSink struct {
+	n    int
+	last []byte
+}
+
+func (s *frameSink) Deliver(m *pubsub.Message) {
+	s.n++
+	s.last = m.Frame(2)
+}
+
+// BenchmarkExtractEmit measures what a replica does to publish a
+// replicated SET's keyspace events: extract them from the batch into a
+// slice it reuses and emit them, with notify-keyspace-events KEA, to one
+// PSUBSCRIBE __keyevent@0__:* subscriber.
+func BenchmarkExtractEmit(b *testing.B) {
+	repr := setBatch(b, "key:1")
+	hub := pubsub.NewHub()
+	em := NewEmitter(hub)
+	em.SetFlags(Keyspace | Keyevent | All)
+	sink := &frameSink{}
+	hub.Subscribe(sink, pubsub.KindPattern, []byte("__keyevent@0__:*"))
+	var events []Event
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		events, err = AppendEvents(events[:0], repr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ev := range events {
+			em.Emit(ev)
+		}
+	}
+	const want = "*4\r\n$8\r\npmessage\r\n$16\r\n__keyevent@0__:*\r\n$18\r\n__keyevent@0__:set\r\n$5\r\nkey:1\r\n"
+	if sink.n != b.N || string(sink.last) != want {
+		b.Fatalf("%d messages for %d batches; last %q", sink.n, b.N, sink.last)
+	}
+}
