@@ -208,8 +208,9 @@ func (e *Engine) openDB(name string) error {
 		FS:                 pacedFS{FS: vfs.Default, e: e},
 	}
 	po.Experimental.SpanPolicyFunc = keyspaceSpan
+	filter := pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}
 	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		po.Levels[i].FilterPolicy = filter
 	}
 	po.EnsureDefaults()
 	path := filepath.Join(e.opts.Dir, name)

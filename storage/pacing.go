@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -61,14 +62,61 @@ func (f *pacedFile) Write(p []byte) (int, error) {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return n, err
 	}
-	runtime.Gosched()
 	if f.written += n; f.written >= paceBytes {
 		f.written = 0
-		if time.Since(f.e.epoch)-time.Duration(f.e.lastApply.Load()) < paceWindow {
-			time.Sleep(pacePause)
-		}
+		f.e.pace()
+	} else {
+		runtime.Gosched()
 	}
 	return n, err
+}
+
+// paceKeys is how many keys a flush or compaction adds to an sstable
+// between two pacing points (about 100-200 µs of its work).
+const paceKeys = 1024
+
+// pacedFilterPolicy is the engine's bloom filter policy. Pebble builds an
+// sstable's filter in the goroutine that writes the table's keys, the
+// flush's or compaction's own, which otherwise ran for up to 5 ms at a
+// time with one P (pacedFile paces only the goroutine that writes the
+// blocks out): its writers pace that goroutine every paceKeys keys.
+type pacedFilterPolicy struct {
+	pebble.FilterPolicy
+	e *Engine
+}
+
+// NewWriter returns a paced filter writer of ftype.
+func (p pacedFilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
+	return &pacedFilterWriter{FilterWriter: p.FilterPolicy.NewWriter(ftype), e: p.e}
+}
+
+// pacedFilterWriter adds keys to a filter, pacing its caller.
+type pacedFilterWriter struct {
+	pebble.FilterWriter
+	e    *Engine
+	keys int // since the last pacing point
+}
+
+// AddKey adds key to the filter, then paces the caller every paceKeys keys.
+func (w *pacedFilterWriter) AddKey(key []byte) {
+	w.FilterWriter.AddKey(key)
+	if w.keys++; w.keys >= paceKeys {
+		w.keys = 0
+		w.e.pace()
+	}
+}
+
+// pace lets ready goroutines run and, while batches are being applied,
+// leaves the P idle for pacePause so the scheduler polls the network
+// (see pacedFS). It does nothing with more than one P.
+func (e *Engine) pace() {
+	if runtime.GOMAXPROCS(0) > 1 {
+		return
+	}
+	runtime.Gosched()
+	if time.Since(e.epoch)-time.Duration(e.lastApply.Load()) < paceWindow {
+		time.Sleep(pacePause)
+	}
 }
 
 // noteApply records that a batch is being applied; the caller holds

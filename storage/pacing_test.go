@@ -1,11 +1,15 @@
 package storage
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -53,5 +57,52 @@ func TestPacedFSWrapsOnlySSTables(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s: read back %d bytes (err %v), want the %d written", c.name, len(got), err, len(want))
 		}
+	}
+}
+
+// TestPacedFilterKeepsBloomFilters checks that the paced filter policy is
+// Pebble's bloom filter under its own name (tables written before it
+// existed keep their filters), that it builds the same filters, and that
+// a flush of many more than paceKeys keys through it keeps every key
+// readable while a missing key is still filtered out.
+func TestPacedFilterKeepsBloomFilters(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	plain := bloom.FilterPolicy(10)
+	paced := pacedFilterPolicy{FilterPolicy: plain, e: e}
+	if paced.Name() != plain.Name() {
+		t.Fatalf("paced filter is named %q, bloom %q", paced.Name(), plain.Name())
+	}
+	pw, bw := paced.NewWriter(pebble.TableFilter), plain.NewWriter(pebble.TableFilter)
+	for i := range 3*paceKeys + 7 {
+		k := fmt.Appendf(nil, "key-%d", i)
+		pw.AddKey(k)
+		bw.AddKey(k)
+	}
+	if p, b := pw.Finish(nil), bw.Finish(nil); !bytes.Equal(p, b) {
+		t.Fatalf("paced filter differs from bloom's (%d and %d bytes)", len(p), len(b))
+	}
+
+	e.noteApply() // a recent write: pauses are due
+	const n = 3*paceKeys + 7
+	b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	for i := range n {
+		b.PutMeta("", fmt.Appendf(nil, "k%d", i), nil, Metadata{Type: TypeString, Value: []byte("v")})
+	}
+	if _, err := e.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e.rows.clear()
+	for i := range n {
+		if _, found, err := e.GetMeta("", fmt.Appendf(nil, "k%d", i)); !found || err != nil {
+			t.Fatalf("k%d after the flush: found %v, %v", i, found, err)
+		}
+	}
+	if _, found, err := e.GetMeta("", []byte("missing")); found || err != nil {
+		t.Fatalf("missing key: found %v, %v", found, err)
 	}
 }
