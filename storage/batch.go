@@ -17,7 +17,7 @@ import (
 // goroutine that created it and is spent by Commit, whatever its result.
 type Batch struct {
 	b      *pebble.Batch
-	deltas []nsDelta // key-count change per namespace, one entry each
+	deltas []nsCount // key-count change per namespace, one entry each
 	flush  []string  // namespaces whose count resets to zero
 	nsSet  map[string]string
 	nsDel  []string
@@ -34,12 +34,23 @@ type Batch struct {
 // cache takes kv over instead of copying them.
 type rowUpdate struct{ k, v, kv []byte }
 
-// nsDelta is a batch's key-count change in one namespace. A batch almost
-// always touches one namespace, so a slice searched linearly beats a map
-// (and allocates nothing for the first entry when the batch is reused).
-type nsDelta struct {
+// nsCount is a key count, or a change of one, in one namespace. A batch
+// almost always touches one namespace, so batches keep these in slices
+// searched linearly, which cost less than maps.
+type nsCount struct {
 	ns string
-	d  KeyCount
+	n  KeyCount
+}
+
+// setCount sets the entry of ns in counts to n, appending one if needed.
+func setCount(counts []nsCount, ns string, n KeyCount) []nsCount {
+	for i := range counts {
+		if counts[i].ns == ns {
+			counts[i].n = n
+			return counts
+		}
+	}
+	return append(counts, nsCount{ns, n})
 }
 
 // NewBatch starts a batch whose first record is the LogData l.
@@ -79,7 +90,7 @@ func (e *Engine) NewMultiBatch() *Batch {
 func (b *Batch) KeyDelta(ns string) (delta int64, flushed bool) {
 	for _, d := range b.deltas {
 		if d.ns == ns {
-			delta = d.d.Keys
+			delta = d.n.Keys
 		}
 	}
 	return delta, slices.Contains(b.flush, ns)
@@ -91,12 +102,12 @@ func (b *Batch) Discard() { b.b.Close() }
 func (b *Batch) addDelta(ns string, keys, expires int64) {
 	for i := range b.deltas {
 		if b.deltas[i].ns == ns {
-			b.deltas[i].d.Keys += keys
-			b.deltas[i].d.Expires += expires
+			b.deltas[i].n.Keys += keys
+			b.deltas[i].n.Expires += expires
 			return
 		}
 	}
-	b.deltas = append(b.deltas, nsDelta{ns, KeyCount{Keys: keys, Expires: expires}})
+	b.deltas = append(b.deltas, nsCount{ns, KeyCount{Keys: keys, Expires: expires}})
 }
 
 // PutMeta writes m as the metadata of key in ns. old is the key's current
@@ -159,7 +170,7 @@ func (b *Batch) FlushNamespace(ns string) {
 	b.flush = append(b.flush, ns)
 	// Earlier records of the batch for ns are gone: their count changes
 	// with them, and the cache is cleared when a flush commits.
-	b.deltas = slices.DeleteFunc(b.deltas, func(d nsDelta) bool { return d.ns == ns })
+	b.deltas = slices.DeleteFunc(b.deltas, func(d nsCount) bool { return d.ns == ns })
 	b.rows = b.rows[:0]
 }
 
@@ -369,14 +380,14 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 	// free again after each call.
 	e.scratch = binary.BigEndian.AppendUint64(e.scratch[:0], offset)
 	_ = b.b.Set(keyReplOffset, e.scratch, nil)
-	newCounts := e.pendingCounts(b)
-	for ns, n := range newCounts {
-		e.scratch = appendNS(append(e.scratch[:0], keyCountPrefix...), ns)
+	e.pending = e.pendingCounts(e.pending[:0], b)
+	for _, c := range e.pending {
+		e.scratch = appendNS(append(e.scratch[:0], keyCountPrefix...), c.ns)
 		k := len(e.scratch)
-		if n == (KeyCount{}) {
+		if c.n == (KeyCount{}) {
 			_ = b.b.Delete(e.scratch, nil)
 		} else {
-			e.scratch = n.append(e.scratch)
+			e.scratch = c.n.append(e.scratch)
 			_ = b.b.Set(e.scratch[:k], e.scratch[k:], nil)
 		}
 	}
@@ -396,7 +407,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 		}
 		return nil
 	}
-	e.applied(offset, repr, b.rows, len(b.flush) > 0, newCounts, b.nsSet, b.nsDel)
+	e.applied(offset, repr, b.rows, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
 	for _, w := range ws {
 		if w.err == nil {
 			w.offset = offset
@@ -414,7 +425,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 // observer and calls the commit hook with repr; the caller holds commitMu.
 // Commit and ApplyReplicated share it.
 func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed bool,
-	counts map[string]KeyCount, nsSet map[string]string, nsDel []string) {
+	counts []nsCount, nsSet map[string]string, nsDel []string) {
 	e.offset = offset
 	if flushed {
 		e.rows.clear()
@@ -438,7 +449,7 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed b
 func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
 	for _, d := range o.deltas {
-		b.addDelta(d.ns, d.d.Keys, d.d.Expires)
+		b.addDelta(d.ns, d.n.Keys, d.n.Expires)
 	}
 	b.rows = append(b.rows, o.rows...)
 	o.b.Close()
@@ -456,40 +467,42 @@ func (e *Engine) apply(b *pebble.Batch, syncOn bool) error {
 	return e.db.Apply(b, pebble.NoSync)
 }
 
-// pendingCounts returns the key counts the batch leaves behind, for the
-// namespaces it touches.
-func (e *Engine) pendingCounts(b *Batch) map[string]KeyCount {
+// pendingCounts appends to dst the key counts the batch leaves behind,
+// one per namespace it touches, and returns the result.
+func (e *Engine) pendingCounts(dst []nsCount, b *Batch) []nsCount {
 	if len(b.deltas) == 0 && len(b.flush) == 0 {
-		return nil
+		return dst
 	}
-	out := make(map[string]KeyCount, len(b.deltas)+len(b.flush))
-	e.countsMu.RLock()
 	for _, ns := range b.flush {
-		out[ns] = KeyCount{}
+		dst = setCount(dst, ns, KeyCount{})
 	}
+	flushed := len(dst)
+	e.countsMu.RLock()
 	for _, d := range b.deltas {
-		n, flushed := out[d.ns]
-		if !flushed {
-			n = e.counts[d.ns]
+		n := e.counts[d.ns]
+		if i := slices.IndexFunc(dst[:flushed], func(c nsCount) bool { return c.ns == d.ns }); i >= 0 {
+			n = dst[i].n
 		}
-		n.Keys += d.d.Keys
-		n.Expires += d.d.Expires
-		out[d.ns] = n
+		n.Keys += d.n.Keys
+		n.Expires += d.n.Expires
+		dst = setCount(dst, d.ns, n)
 	}
 	e.countsMu.RUnlock()
-	return out
+	return dst
 }
 
-func (e *Engine) applyCounts(c map[string]KeyCount) {
-	if len(c) == 0 {
+// applyCounts makes counts the engine's key counts of their namespaces
+// (a zero count removes the namespace's entry).
+func (e *Engine) applyCounts(counts []nsCount) {
+	if len(counts) == 0 {
 		return
 	}
 	e.countsMu.Lock()
-	for ns, n := range c {
-		if n == (KeyCount{}) {
-			delete(e.counts, ns)
+	for _, c := range counts {
+		if c.n == (KeyCount{}) {
+			delete(e.counts, c.ns)
 		} else {
-			e.counts[ns] = n
+			e.counts[c.ns] = c.n
 		}
 	}
 	e.countsMu.Unlock()

@@ -91,6 +91,7 @@ type Engine struct {
 	commitMu sync.Mutex // serializes offset assignment, Apply and hooks
 	offset   uint64     // last committed offset; guarded by commitMu
 	scratch  []byte     // record bytes being built; guarded by commitMu
+	pending  []nsCount  // the key counts a commit leaves; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu

@@ -124,6 +124,8 @@ func nextDBName(name string) string {
 type replicaScratch struct {
 	rows  []rowUpdate // the batch's metadata records; they alias its bytes
 	locks []int       // the key-lock stripes of the keys it writes
+	// counts are the key counts the batch leaves (its count records).
+	counts []nsCount
 }
 
 var replicaScratches = sync.Pool{New: func() any { return new(replicaScratch) }}
@@ -141,6 +143,8 @@ func (s *replicaScratch) release() {
 		clear(s.rows)
 		s.rows, s.locks = s.rows[:0], s.locks[:0]
 	}
+	clear(s.counts)
+	s.counts = s.counts[:0]
 	replicaScratches.Put(s)
 }
 
@@ -158,7 +162,6 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	s := replicaScratches.Get().(*replicaScratch)
 	defer s.release()
 	var (
-		counts  = map[string]KeyCount{}
 		nsSet   = map[string]string{}
 		nsDel   []string
 		flush   bool
@@ -186,7 +189,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		case strings.HasPrefix(string(r.Key), string(keyCountPrefix)) && len(r.Key) > len(keyCountPrefix):
 			ns := string(r.Key[len(keyCountPrefix)+1:])
 			n, _ := decodeKeyCount(r.Value)
-			counts[ns] = n // a Delete leaves the zero count
+			s.counts = setCount(s.counts, ns, n) // a Delete leaves the zero count
 		case strings.HasPrefix(string(r.Key), string(keyNamespacePfx)):
 			ns := string(r.Key[len(keyNamespacePfx):])
 			if r.Kind == RecordSet {
@@ -240,7 +243,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
 	}
-	e.applied(offset, repr, s.rows, flush, counts, nsSet, nsDel)
+	e.applied(offset, repr, s.rows, flush, s.counts, nsSet, nsDel)
 	e.commitMu.Unlock()
 	if syncOn {
 		err := b.SyncWait()
