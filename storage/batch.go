@@ -476,12 +476,11 @@ func (e *Engine) pendingCounts(dst []nsCount, b *Batch) []nsCount {
 	for _, ns := range b.flush {
 		dst = setCount(dst, ns, KeyCount{})
 	}
-	flushed := len(dst)
 	e.countsMu.RLock()
 	for _, d := range b.deltas {
 		n := e.counts[d.ns]
-		if i := slices.IndexFunc(dst[:flushed], func(c nsCount) bool { return c.ns == d.ns }); i >= 0 {
-			n = dst[i].n
+		if slices.Contains(b.flush, d.ns) {
+			n = KeyCount{} // the changes after the flush count from zero
 		}
 		n.Keys += d.n.Keys
 		n.Expires += d.n.Expires
