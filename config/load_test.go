@@ -83,6 +83,8 @@ func sampleValue(o Option) string {
 		return "pubsub 1mb 1mb 0"
 	case "daemonize":
 		return "NO"
+	case "scheduler-slice-us":
+		return "250"
 	}
 	switch o.Kind {
 	case KindBool:

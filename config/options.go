@@ -144,6 +144,13 @@ var options = []Option{
 		check: checkHz,
 	},
 	{
+		Name: "scheduler-slice-us", Kind: KindInt, Default: "100", Min: 0, Max: 100000,
+		Doc: "CPU time slice, in microseconds, Cairn asks Linux 6.12 or later to give each of its threads: " +
+			"a short slice lets a thread woken by the network preempt a busy one sooner, which cuts " +
+			"latency tails when the server shares a CPU (0 = the kernel's default; otherwise 100..100000).",
+		check: checkSchedulerSlice,
+	},
+	{
 		Name: "proto-max-bulk-len", Kind: KindMemory, Default: "536870912", Min: 1 << 20, Max: math.MaxInt64, Mutable: true,
 		Doc: "Largest bulk string a client may send (at least 1mb).",
 	},

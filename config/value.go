@@ -314,6 +314,15 @@ func checkHz(_, v *value) error {
 	return nil
 }
 
+// checkSchedulerSlice accepts 0 (the kernel's default) or the range the
+// kernel takes, 100 µs to 100 ms.
+func checkSchedulerSlice(_, v *value) error {
+	if v.num != 0 && v.num < 100 {
+		return fmt.Errorf("argument must be 0 or between 100 and 100000 inclusive")
+	}
+	return nil
+}
+
 func checkDaemonize(_, v *value) error {
 	if v.flag {
 		return errDaemonize

@@ -55,6 +55,9 @@ func run() int {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
+	if err := setSchedulerSlice(int(cfg.Int("scheduler-slice-us"))); err != nil {
+		log.Warn("the kernel's default scheduler slice stays", "error", err)
+	}
 	if err := cfg.SetValidator("slave-read-only", readOnlyReplicas); err != nil {
 		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
 		return 1
