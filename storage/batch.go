@@ -30,9 +30,8 @@ type Batch struct {
 }
 
 // rowUpdate is a metadata record a batch writes: key k and value v (nil
-// when deleted). When kv is set, k and v are its two parts, and the row
-// cache takes kv over instead of copying them.
-type rowUpdate struct{ k, v, kv []byte }
+// when deleted).
+type rowUpdate struct{ k, v []byte }
 
 // nsCount is a key count, or a change of one, in one namespace. A batch
 // almost always touches one namespace, so batches keep these in slices
@@ -132,13 +131,13 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
 		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
 	}
-	// One buffer holds the key and the value: Pebble copies both into the
-	// batch, and the row cache keeps the buffer once the batch commits.
+	// One buffer holds the key and the value, for Pebble (which copies
+	// them into the batch) and the row cache (which copies them too).
 	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+m.encodedLen()), ns, key)
 	klen := len(kv)
 	kv = m.encode(kv)
 	_ = b.b.Set(kv[:klen], kv[klen:], nil)
-	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], kv: kv})
+	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:]})
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under
@@ -431,11 +430,7 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed b
 		e.rows.clear()
 	}
 	for _, r := range rows {
-		if r.kv != nil {
-			e.rows.putKV(r.kv, len(r.k), false)
-		} else {
-			e.rows.put(r.k, r.v)
-		}
+		e.rows.put(r.k, r.v)
 	}
 	e.applyCounts(counts)
 	e.applyNamespaces(nsSet, nsDel)

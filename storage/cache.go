@@ -2,15 +2,20 @@ package storage
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 )
 
 // rowCacheShards is the number of independently locked parts of the cache.
 const rowCacheShards = 64
 
-// rowEntryOverhead approximates the bytes a cache entry costs beyond its
-// key and value (map slot, string and slice headers).
-const rowEntryOverhead = 64
+// rowSlabBytes is the size of the slabs records are appended to (smaller
+// when a shard's whole budget is smaller).
+const rowSlabBytes = 64 << 10
+
+// rowRefOverhead approximates what a record costs beyond its bytes in a
+// slab: its slot in the shard's map.
+const rowRefOverhead = 32
 
 // rowCache keeps the encoded metadata records of recently used keys (for a
 // string, its value too) above Pebble, so hot reads and the read that
@@ -22,30 +27,49 @@ const rowEntryOverhead = 64
 // lock is held (writers update the cache inside Commit, under the locks
 // their command holds; readers fill a miss while holding the key's lock),
 // so a reader that finds an entry sees the last committed state.
+//
+// Records live in large append-only byte slabs, found through maps that
+// hold no pointers, so the garbage collector has almost nothing to mark
+// however many records the cache holds (with one allocation per record,
+// a full cache made each collection's mark phase last tens of
+// milliseconds). A slab is never written again below its length, so a
+// value handed to a reader stays intact after the record is replaced or
+// evicted; eviction drops a shard's oldest slab.
 type rowCache struct {
 	seed   maphash.Seed
 	limit  int64 // bytes per shard
 	shards [rowCacheShards]rowCacheShard
 }
 
-// rowCacheShard maps the 64-bit hash of a key to its entry. Keying by the
-// hash rather than the key keeps a lookup to the map's own memory and one
-// entry buffer; the entry holds the key, so a (vanishingly rare) collision
-// is a miss, and a put replaces the colliding entry.
+// rowCacheShard maps the 64-bit hash of a key to where its record is. Keying
+// by the hash rather than the key keeps a lookup to the map's own memory
+// and one slab; the record holds the key, so a (vanishingly rare)
+// collision is a miss, and a put replaces the colliding entry.
 type rowCacheShard struct {
 	mu    sync.RWMutex
-	m     map[uint64]rowEntry
-	bytes int64
+	m     map[uint64]rowRef
+	slabs []rowSlab // oldest first; slabs[i] has the id first+i
+	first uint32
+	cost  int64 // of all slabs, in the budget's terms (rowSlab.cost)
 }
 
-// rowEntry is one cached record: kv holds the key followed by the value.
-type rowEntry struct {
-	kv     []byte
-	klen   int32
-	absent bool // the key is known not to exist
+// rowSlab is a slab of records, each a key followed by its value.
+type rowSlab struct {
+	b    []byte
+	refs int64 // records appended, whether or not still referenced
 }
 
-func (e rowEntry) cost() int64 { return int64(len(e.kv) + rowEntryOverhead) }
+// cost is what the slab counts against its shard's budget: its capacity
+// and the map slots of its records.
+func (s rowSlab) cost() int64 { return int64(cap(s.b)) + s.refs*rowRefOverhead }
+
+// rowRef locates a record: the slab's id, the record's offset in it, and
+// the lengths of its key and value (absentLen: the key is known absent).
+type rowRef struct {
+	slab, off, klen, vlen uint32
+}
+
+const absentLen = math.MaxUint32
 
 // newRowCache returns a cache of about capacity bytes, or nil (no cache)
 // for a capacity of zero.
@@ -55,7 +79,7 @@ func newRowCache(capacity int64) *rowCache {
 	}
 	c := &rowCache{seed: maphash.MakeSeed(), limit: max(capacity/rowCacheShards, 1)}
 	for i := range c.shards {
-		c.shards[i].m = map[uint64]rowEntry{}
+		c.shards[i].m = map[uint64]rowRef{}
 	}
 	return c
 }
@@ -67,68 +91,82 @@ func (c *rowCache) locate(k []byte) (*rowCacheShard, uint64) {
 
 // get returns the cached record of metadata key k: found reports a cache
 // hit, and v is nil when the key is known to be absent. v must not be
-// modified.
+// modified; it stays valid after the record changes.
 func (c *rowCache) get(k []byte) (v []byte, found bool) {
 	if c == nil {
 		return nil, false
 	}
 	s, h := c.locate(k)
 	s.mu.RLock()
-	e, ok := s.m[h]
+	r, ok := s.m[h]
+	var slab []byte
+	if ok {
+		slab = s.slabs[r.slab-s.first].b
+	}
 	s.mu.RUnlock()
-	if !ok || string(e.kv[:e.klen]) != string(k) {
+	// The record's bytes were written before its ref was published under
+	// the lock, and are never written again.
+	if !ok || string(slab[r.off:r.off+r.klen]) != string(k) {
 		return nil, false
 	}
-	if e.absent {
+	if r.vlen == absentLen {
 		return nil, true
 	}
-	return e.kv[e.klen:len(e.kv):len(e.kv)], true
+	start := r.off + r.klen
+	return slab[start : start+r.vlen : start+r.vlen], true
 }
 
 // put records v (nil for absent) as the current record of k, evicting
-// other entries to stay within the shard's budget. The caller holds k's
+// the shard's oldest slabs to stay within its budget. The caller holds k's
 // key lock; the cache keeps its own copy of k and v.
 func (c *rowCache) put(k, v []byte) {
 	if c == nil {
 		return
 	}
-	kv := make([]byte, 0, len(k)+len(v))
-	c.putKV(append(append(kv, k...), v...), len(k), v == nil)
-}
-
-// putKV is put for a record the caller hands over: kv holds the key (its
-// first klen bytes) followed by the value, and belongs to the cache from
-// now on; absent records a key known not to exist (kv is then the key).
-func (c *rowCache) putKV(kv []byte, klen int, absent bool) {
-	if c == nil {
-		return
-	}
-	k := kv[:klen]
-	s, h := c.locate(k)
-	e := rowEntry{kv: kv, klen: int32(klen), absent: absent}
-	cost := e.cost()
-	if cost > c.limit {
+	need := len(k) + len(v)
+	if int64(need)+rowRefOverhead > c.limit || need >= absentLen {
 		c.drop(k)
 		return
 	}
+	s, h := c.locate(k)
 	s.mu.Lock()
-	if old, ok := s.m[h]; ok {
-		s.bytes -= old.cost()
+	defer s.mu.Unlock()
+	// A new slab when the record does not fit in the last one, or would
+	// take that slab alone past the budget.
+	last := len(s.slabs) - 1
+	if last < 0 || cap(s.slabs[last].b)-len(s.slabs[last].b) < need || s.slabs[last].cost()+rowRefOverhead > c.limit {
+		size := max(min(rowSlabBytes, c.limit-rowRefOverhead), int64(need))
+		s.slabs = append(s.slabs, rowSlab{b: make([]byte, 0, size)})
+		s.cost += size
+		last++
 	}
-	// Evict arbitrary entries (map order is random) until it fits; the
-	// check comes first, as starting a map iteration is not free.
-	if s.bytes+cost > c.limit {
-		for eh, ev := range s.m {
-			s.bytes -= ev.cost()
-			delete(s.m, eh)
-			if s.bytes+cost <= c.limit {
-				break
-			}
+	cur := &s.slabs[last]
+	r := rowRef{slab: s.first + uint32(last), off: uint32(len(cur.b)), klen: uint32(len(k)), vlen: uint32(len(v))}
+	if v == nil {
+		r.vlen = absentLen
+	}
+	cur.b = append(append(cur.b, k...), v...)
+	cur.refs++
+	s.cost += rowRefOverhead
+	s.m[h] = r
+	for s.cost > c.limit && len(s.slabs) > 1 {
+		s.dropOldest()
+	}
+}
+
+// dropOldest evicts the shard's oldest slab and the records in it; the
+// caller holds the shard's lock.
+func (s *rowCacheShard) dropOldest() {
+	gone := s.first
+	s.cost -= s.slabs[0].cost()
+	s.slabs[0] = rowSlab{}
+	s.slabs = s.slabs[1:]
+	s.first++
+	for h, r := range s.m {
+		if r.slab == gone {
+			delete(s.m, h)
 		}
 	}
-	s.m[h] = e
-	s.bytes += cost
-	s.mu.Unlock()
 }
 
 // drop forgets k.
@@ -138,10 +176,7 @@ func (c *rowCache) drop(k []byte) {
 	}
 	s, h := c.locate(k)
 	s.mu.Lock()
-	if old, ok := s.m[h]; ok {
-		s.bytes -= old.cost()
-		delete(s.m, h)
-	}
+	delete(s.m, h)
 	s.mu.Unlock()
 }
 
@@ -153,8 +188,9 @@ func (c *rowCache) clear() {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		s.m = map[uint64]rowEntry{}
-		s.bytes = 0
+		s.m = map[uint64]rowRef{}
+		s.first += uint32(len(s.slabs))
+		s.slabs, s.cost = nil, 0
 		s.mu.Unlock()
 	}
 }

@@ -45,8 +45,27 @@ func TestRowCache(t *testing.T) {
 	// An entry under a key's hash but for another key (a collision) is
 	// a miss.
 	s, h := c.locate([]byte("c"))
-	s.m[h] = rowEntry{kv: []byte("zz1"), klen: 2}
+	for i := 0; ; i++ {
+		other := fmt.Appendf(nil, "other-%d", i)
+		if os, oh := c.locate(other); os == s {
+			c.put(other, []byte("1"))
+			s.m[h] = s.m[oh]
+			break
+		}
+	}
 	check("c", "miss")
+
+	// A value a reader got stays intact after its key is rewritten and
+	// its slab evicted.
+	c.put([]byte("kept"), []byte("first"))
+	held, _ := c.get([]byte("kept"))
+	for i := range 2000 {
+		c.put([]byte("kept"), fmt.Appendf(nil, "value-%d", i))
+	}
+	if string(held) != "first" {
+		t.Fatalf("a value read earlier changed to %q", held)
+	}
+	check("kept", "=value-1999")
 
 	c.clear()
 	check("b", "miss")
@@ -58,8 +77,19 @@ func TestRowCache(t *testing.T) {
 	}
 	check("key-9999", "=some value")
 	for i := range c.shards {
-		if c.shards[i].bytes > c.limit {
-			t.Fatalf("shard %d holds %d bytes, limit %d", i, c.shards[i].bytes, c.limit)
+		sh := &c.shards[i]
+		cost := int64(0)
+		for _, sl := range sh.slabs {
+			cost += sl.cost()
+		}
+		if sh.cost != cost || cost > c.limit {
+			t.Fatalf("shard %d: cost %d (slabs say %d), limit %d", i, sh.cost, cost, c.limit)
+		}
+		// Every record the map names is in a live slab.
+		for _, r := range sh.m {
+			if r.slab < sh.first || int(r.slab-sh.first) >= len(sh.slabs) {
+				t.Fatalf("shard %d: a record in slab %d, live slabs %d..%d", i, r.slab, sh.first, int(sh.first)+len(sh.slabs)-1)
+			}
 		}
 	}
 	// An entry larger than a shard is not cached, and replaces nothing

@@ -469,8 +469,8 @@ func (e *Engine) appendLocked(dst, k []byte) ([]byte, error) {
 // lock. Expired keys are returned too (found is true); callers decide with
 // Metadata.Expired. m.Value must not be modified.
 func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err error) {
-	// On a cache miss the record is read into the buffer after its key,
-	// and the buffer becomes the cache's entry: one allocation in all.
+	// On a cache miss the record is read into the buffer after its key:
+	// one allocation in all.
 	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+metaHeaderLen+32), ns, key)
 	klen := len(kv)
 	v, hit := e.rows.get(kv)
@@ -480,13 +480,13 @@ func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err err
 		e.dbMu.RUnlock()
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
-			e.rows.putKV(kv, klen, true)
+			e.rows.put(kv[:klen], nil)
 			v = nil
 		case err != nil:
 			return Metadata{}, false, fmt.Errorf("storage: get %q: %w", key, err)
 		default:
-			e.rows.putKV(kv, klen, false)
 			v = kv[klen:len(kv):len(kv)]
+			e.rows.put(kv[:klen], v)
 		}
 	}
 	if v == nil {
