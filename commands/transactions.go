@@ -140,7 +140,7 @@ func (c *Ctx) lockTransaction(queued []queuedCommand) func() {
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
 	}
-	return c.holdLocks(c.Env.Store.Locks.LockMany(map[string][][]byte{c.ns(): keys}))
+	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
 }
 
 func cmdWatch(c *Ctx) {

@@ -50,15 +50,26 @@ func (l *KeyLocks) Lock(ns string, keys ...[]byte) (unlock func()) {
 	for i, k := range keys {
 		idx[i] = l.stripe(ns, k)
 	}
+	idx = l.lockStripes(idx)
+	return func() { l.unlockStripes(idx) }
+}
+
+// lockStripes takes the stripes of idx (stripe indexes, in any order,
+// repeats allowed) in ascending order, so two writers never deadlock, and
+// returns them sorted and without repeats, for unlockStripes.
+func (l *KeyLocks) lockStripes(idx []int) []int {
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
 	for _, i := range idx {
 		l.stripes[i].Lock()
 	}
-	return func() {
-		for j := len(idx) - 1; j >= 0; j-- {
-			l.stripes[idx[j]].Unlock()
-		}
+	return idx
+}
+
+// unlockStripes releases the stripes lockStripes took, in reverse order.
+func (l *KeyLocks) unlockStripes(idx []int) {
+	for j := len(idx) - 1; j >= 0; j-- {
+		l.stripes[idx[j]].Unlock()
 	}
 }
 
@@ -71,27 +82,6 @@ func (l *KeyLocks) LockAll() (unlock func()) {
 	return func() {
 		for i := len(l.stripes) - 1; i >= 0; i-- {
 			l.stripes[i].Unlock()
-		}
-	}
-}
-
-// LockMany takes the locks of keys grouped by namespace, in ascending
-// stripe order, and returns the function that releases them.
-func (l *KeyLocks) LockMany(keys map[string][][]byte) (unlock func()) {
-	var idx []int
-	for ns, ks := range keys {
-		for _, k := range ks {
-			idx = append(idx, l.stripe(ns, k))
-		}
-	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, i := range idx {
-		l.stripes[i].Lock()
-	}
-	return func() {
-		for j := len(idx) - 1; j >= 0; j-- {
-			l.stripes[idx[j]].Unlock()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,23 +257,4 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		fn()
 	}
 	return nil
-}
-
-// lockStripes takes the key-lock stripes of idx in ascending order, as
-// LockMany does, and returns them sorted and without duplicates, for
-// unlockStripes.
-func (l *KeyLocks) lockStripes(idx []int) []int {
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, i := range idx {
-		l.stripes[i].Lock()
-	}
-	return idx
-}
-
-// unlockStripes releases the stripes lockStripes took, in reverse order.
-func (l *KeyLocks) unlockStripes(idx []int) {
-	for j := len(idx) - 1; j >= 0; j-- {
-		l.stripes[idx[j]].Unlock()
-	}
 }
