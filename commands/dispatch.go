@@ -80,22 +80,12 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil,
 		events: c.events, staged: c.staged, release: c.release}
 	spec.Handler(c)
-	*c = Ctx{events: reusable(c.events), staged: reusable(c.staged), release: c.release}
+	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 }
 
 // maxReusedEvents bounds the event slices a client's Ctx keeps from one
 // command to the next.
 const maxReusedEvents = 16
-
-// reusable returns events emptied for the next command (their keys
-// released), or nil when it grew too large to keep.
-func reusable(events []notify.Event) []notify.Event {
-	if cap(events) > maxReusedEvents {
-		return nil
-	}
-	clear(events[:cap(events)])
-	return events[:0]
-}
 
 // unknownCommand renders Redis's unknown-command error; like Redis's
 // "%s", it prints each argument up to its first NUL byte.

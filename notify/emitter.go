@@ -20,6 +20,17 @@ type Event struct {
 	Key []byte
 }
 
+// Recycle returns events emptied for reuse, their keys released, or nil
+// when the slice grew beyond keep events: callers that gather events
+// batch after batch keep one slice without pinning a huge one.
+func Recycle(events []Event, keep int) []Event {
+	if cap(events) > keep {
+		return nil
+	}
+	clear(events[:cap(events)])
+	return events[:0]
+}
+
 // Emitter publishes events on the Pub/Sub hub, filtered by the node's own
 // notify-keyspace-events, which it reads at publish time. It is safe for
 // concurrent use.

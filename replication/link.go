@@ -419,9 +419,5 @@ func (l *link) publish(batch []byte) {
 	for _, ev := range events {
 		n.opts.Notify.Emit(ev)
 	}
-	clear(events)
-	if cap(events) > maxKeptEvents {
-		events = nil
-	}
-	l.events = events[:0]
+	l.events = notify.Recycle(events, maxKeptEvents)
 }
