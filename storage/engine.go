@@ -198,9 +198,10 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// openDB opens the database directory name under the data dir and loads
-// its in-memory state; the caller holds dbMu or owns e exclusively.
-func (e *Engine) openDB(name string) error {
+// pebbleOptions returns the options every database of e opens with:
+// paced sstable writers (pacing.go), tables kept to one keyspace, bloom
+// filters.
+func (e *Engine) pebbleOptions() *pebble.Options {
 	po := &pebble.Options{
 		Cache:              e.cache,
 		FormatMajorVersion: pebble.FormatNewest,
@@ -214,8 +215,14 @@ func (e *Engine) openDB(name string) error {
 		po.Levels[i].FilterPolicy = filter
 	}
 	po.EnsureDefaults()
+	return po
+}
+
+// openDB opens the database directory name under the data dir and loads
+// its in-memory state; the caller holds dbMu or owns e exclusively.
+func (e *Engine) openDB(name string) error {
 	path := filepath.Join(e.opts.Dir, name)
-	db, err := pebble.Open(path, po)
+	db, err := pebble.Open(path, e.pebbleOptions())
 	if err != nil {
 		if isLockError(err) {
 			return fmt.Errorf("%w: %s: %v", ErrLocked, e.opts.Dir, err)

@@ -60,8 +60,9 @@ func TestPacedFSWrapsOnlySSTables(t *testing.T) {
 	}
 }
 
-// TestPacedFilterKeepsBloomFilters checks that the paced filter policy is
-// Pebble's bloom filter under its own name (tables written before it
+// TestPacedFilterKeepsBloomFilters checks that every level's tables are
+// built with the paced filter policy, that it is Pebble's bloom filter
+// under its own name (tables written before it
 // existed keep their filters), that it builds the same filters, and that
 // a flush of many more than paceKeys keys through it keeps every key
 // readable while a missing key is still filtered out.
@@ -69,6 +70,11 @@ func TestPacedFilterKeepsBloomFilters(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	e := openTest(t, t.TempDir())
 	defer e.Close()
+	for i, l := range e.pebbleOptions().Levels {
+		if _, ok := l.FilterPolicy.(pacedFilterPolicy); !ok {
+			t.Fatalf("level %d's filter policy is %T, not the paced one", i, l.FilterPolicy)
+		}
+	}
 	plain := bloom.FilterPolicy(10)
 	paced := pacedFilterPolicy{FilterPolicy: plain, e: e}
 	if paced.Name() != plain.Name() {
