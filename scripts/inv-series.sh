@@ -6,7 +6,8 @@
 # notify-keyspace-events KEA; the primary runs on BENCH_SERVER_CPU
 # (default 1), the replica on BENCH_REPLICA_CPU (default: the primary's),
 # Cairn's servers with the environment in CAIRN_ENV (e.g.
-# CAIRN_ENV=GOMAXPROCS=2). cairn-bench runs on BENCH_CLIENT_CPU (default 0)
+# CAIRN_ENV=GOMAXPROCS=2; with GODEBUG=gctrace=1 each run also prints the
+# collections so far, the last mark phase and the live heap). cairn-bench runs on BENCH_CLIENT_CPU (default 0)
 # at 5,000 SET/s by 4 writers. Each run prints the event latency line and
 # the CPU time each server used per write (user+system, from /proc), and
 # for Cairn Pebble's flushes and compactions so far (INFO persistence). With
@@ -69,6 +70,14 @@ for i in $(seq 1 "$runs"); do
 			$1 == "pebble_compaction_bytes" {b = $2} $1 == "pebble_flushes" {f = $2}
 			END {printf "%d flushes, %d compactions writing %.1f MB", f, n, b / 1e6}'; }
 		echo "  pebble so far: primary $(lsm "$p"), replica $(lsm "$r")"
+		# With GODEBUG=gctrace=1 in CAIRN_ENV each server logs a line per
+		# collection: "... A+B+C ms clock ... X->Y->Z MB ...", B being the
+		# concurrent mark phase and Z the live heap it left.
+		gcs() { awk '/^gc [0-9]+ @/ {n++; split($5, t, "+"); mark = t[2]; for (i = 1; i <= NF; i++) if ($i == "MB,") live = $(i-1)}
+			END {if (n) {sub(/.*->/, "", live); printf "%d collections, last mark %s ms, live heap %s MB", n, mark, live}}' "$work/cairn-$1.log"; }
+		if grep -qs '^gc [0-9]' "$work/cairn-$p.log"; then
+			echo "  GC so far: primary $(gcs "$p"); replica $(gcs "$r")"
+		fi
 	fi
 	if [ -n "${INV_PERF:-}" ]; then
 		wait "${perfs[@]}"
