@@ -43,26 +43,30 @@ func threadSlices(t *testing.T, pid int) ([]int64, bool) {
 }
 
 // customSlices reports whether the kernel takes a thread's own slice: it
-// asks for 300 µs on a thread of the test and reads it back.
+// asks for 300 µs on a thread of the test, reads it back, and asks for the
+// default again (a runtime of 0) before the thread serves anything else,
+// so no thread of the test, nor one cloned from it later, keeps it.
 func customSlices(t *testing.T) bool {
-	ok := make(chan bool)
-	go func() {
-		runtime.LockOSThread()   // never unlocked: the thread ends with the goroutine
+	setSlice := func(ns uint64) syscall.Errno {
 		attr := make([]byte, 56) // struct sched_attr: size, policy, flags, nice, priority, runtime, ...
 		binary.NativeEndian.PutUint32(attr[0:], 56)
-		binary.NativeEndian.PutUint64(attr[24:], 300000)
-		if _, _, e := syscall.Syscall(schedSetattr, 0, uintptr(unsafe.Pointer(&attr[0])), 0); e != 0 {
-			ok <- false
-			return
-		}
-		data, _ := os.ReadFile("/proc/thread-self/sched")
-		ok <- slices.ContainsFunc(strings.Split(string(data), "\n"),
-			func(l string) bool {
-				f := strings.Fields(l)
-				return len(f) == 3 && f[0] == "se.slice" && f[2] == "300000"
-			})
-	}()
-	return <-ok
+		binary.NativeEndian.PutUint64(attr[24:], ns)
+		_, _, e := syscall.Syscall(schedSetattr, 0, uintptr(unsafe.Pointer(&attr[0])), 0)
+		return e
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if e := setSlice(300000); e != 0 {
+		return false
+	}
+	data, _ := os.ReadFile("/proc/thread-self/sched")
+	if e := setSlice(0); e != 0 {
+		t.Fatalf("sched_setattr back to the default: %v", e)
+	}
+	return slices.ContainsFunc(strings.Split(string(data), "\n"), func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) == 3 && f[0] == "se.slice" && f[2] == "300000"
+	})
 }
 
 // TestSchedulerSlice checks that scheduler-slice-us reaches every thread
@@ -70,6 +74,7 @@ func customSlices(t *testing.T) bool {
 // and that 0 leaves the kernel's default. On a kernel without custom
 // slices (before Linux 6.12) only the start-up is checked.
 func TestSchedulerSlice(t *testing.T) {
+	own, _ := threadSlices(t, os.Getpid()) // the kernel's default, before customSlices
 	n := StartCairn(t, "--scheduler-slice-us", "250")
 	rdb := n.Client()
 	c := ctx(t)
@@ -89,7 +94,6 @@ func TestSchedulerSlice(t *testing.T) {
 		}
 	}
 
-	own, _ := threadSlices(t, os.Getpid())
 	d := StartCairn(t, "--scheduler-slice-us", "0")
 	def, _ := threadSlices(t, d.cmd.Process.Pid)
 	for _, s := range def {
