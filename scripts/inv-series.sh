@@ -14,7 +14,8 @@
 # INV_PERF=1, perf watches the replica from 3 s into each run: its context
 # switches and futex/nanosleep calls over 4 s (perf stat), and over 5 s
 # the share of its samples in the kernel and under Go's monitor thread,
-# runtime.sysmon (perf record). CAIRN_BIN runs that binary instead of a
+# runtime.sysmon (perf record). INV_MIX passes cairn-bench's -mix (e.g.
+# set,incr,append). CAIRN_BIN runs that binary instead of a
 # fresh build of bin/cairn (to compare two builds).
 #
 # Usage: scripts/inv-series.sh [RUNS (3)] [DURATION (20s)]
@@ -60,7 +61,7 @@ for i in $(seq 1 "$runs"); do
 		perfs+=($!)
 	fi
 	out=$(taskset -c "$CLIENT_CPU" bin/cairn-bench invalidation -primary "127.0.0.1:$p" -replica "127.0.0.1:$r" \
-		-rate 5000 -writers 4 -duration "$dur" 2>/dev/null)
+		-rate 5000 -writers 4 -duration "$dur" ${INV_MIX:+-mix "$INV_MIX"} 2>/dev/null)
 	p1=$(cpu_ticks "$ppid") r1=$(cpu_ticks "$rpid")
 	writes=$(echo "$out" | awk '/^ *writes / {gsub(",", "", $2); print $2}')
 	echo "run $i: $(echo "$out" | grep 'event latency' | sed 's/^ *//')"

@@ -96,10 +96,12 @@ type Engine struct {
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu
 
-	// epoch is when the engine opened, and lastApply when (since epoch)
-	// it last applied a batch, for pacing background work (pacing.go).
+	// epoch is when the engine opened, and lastApply and lastPause when
+	// (since epoch) it last applied a batch and background work last
+	// paused, for pacing that work (pacing.go).
 	epoch     time.Time
 	lastApply atomic.Int64
+	lastPause atomic.Int64
 
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included
@@ -208,6 +210,12 @@ func (e *Engine) pebbleOptions() *pebble.Options {
 		Logger:             pebbleLogger{e.log.Named("pebble")},
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache
 		FS:                 pacedFS{FS: vfs.Default, e: e},
+		// Start writing the WAL back every 512 KB. When a memtable is
+		// rotated Pebble fsyncs the old WAL while every commit waits;
+		// without this that fsync wrote the whole memtable's worth of
+		// log (4-5 ms stalls on this project's VMs, see
+		// docs/performance.md).
+		WALBytesPerSync: 512 << 10,
 	}
 	po.Experimental.SpanPolicyFunc = keyspaceSpan
 	filter := pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}

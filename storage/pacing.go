@@ -19,18 +19,21 @@ import (
 // events and a primary's replies would wait behind every flush and
 // compaction (docs/performance.md measured p99 of 10–80 ms).
 //
-// pacedFS therefore wraps the files of sstables being written, and only
-// while one P runs goroutines: after each write the writer yields to the
-// goroutines that are ready, and after every paceBytes, if the engine
-// applied a batch within paceWindow, it sleeps for pacePause, which leaves
-// the P idle so the scheduler polls the network. With more Ps the kernel
-// interleaves the threads and nothing changes; without recent writes (a
-// write stall included) background work never sleeps, so it cannot crawl
-// while the foreground waits for it.
+// pacedFS therefore wraps the files of sstables being written, and
+// pacedFilterPolicy the keys they receive, and only while one P runs
+// goroutines: after each write, and every paceKeys keys, the background
+// goroutine yields to the goroutines that are ready and, if the engine
+// applied a batch within paceWindow and it has not paused for
+// paceInterval, sleeps for pacePause, which leaves the P idle so the
+// scheduler polls the network. A goroutine whose socket became readable
+// thus waits about paceInterval at most, whatever a key or a block costs.
+// With more Ps the kernel interleaves the threads and nothing changes;
+// without recent writes (a write stall included) background work never
+// sleeps, so it cannot crawl while the foreground waits for it.
 const (
-	paceBytes  = 16 << 10
-	pacePause  = 50 * time.Microsecond
-	paceWindow = 2 * time.Millisecond
+	paceInterval = 250 * time.Microsecond
+	pacePause    = 50 * time.Microsecond
+	paceWindow   = 2 * time.Millisecond
 )
 
 // pacedFS is the filesystem the engine gives Pebble: fs with its sstable
@@ -52,28 +55,19 @@ func (fs pacedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File,
 // pacedFile is an sstable being written by a flush or a compaction.
 type pacedFile struct {
 	vfs.File
-	e       *Engine
-	written int // bytes since the last pause
+	e *Engine
 }
 
 // Write writes p, then paces the calling goroutine (see pacedFS).
 func (f *pacedFile) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
-	if runtime.GOMAXPROCS(0) > 1 {
-		return n, err
-	}
-	if f.written += n; f.written >= paceBytes {
-		f.written = 0
-		f.e.pace()
-	} else {
-		runtime.Gosched()
-	}
+	f.e.pace()
 	return n, err
 }
 
 // paceKeys is how many keys a flush or compaction adds to an sstable
-// between two pacing points (about 100-200 µs of its work).
-const paceKeys = 1024
+// between two pacing points (a few µs to tens of µs of its work).
+const paceKeys = 64
 
 // pacedFilterPolicy is the engine's bloom filter policy. Pebble builds an
 // sstable's filter in the goroutine that writes the table's keys, the
@@ -107,16 +101,23 @@ func (w *pacedFilterWriter) AddKey(key []byte) {
 }
 
 // pace lets ready goroutines run and, while batches are being applied,
-// leaves the P idle for pacePause so the scheduler polls the network
-// (see pacedFS). It does nothing with more than one P.
+// leaves the P idle for pacePause once per paceInterval so the scheduler
+// polls the network (see pacedFS). It does nothing with more than one P.
 func (e *Engine) pace() {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return
 	}
 	runtime.Gosched()
-	if time.Since(e.epoch)-time.Duration(e.lastApply.Load()) < paceWindow {
+	if pauseDue(time.Since(e.epoch), time.Duration(e.lastApply.Load()), time.Duration(e.lastPause.Load())) {
 		time.Sleep(pacePause)
+		e.lastPause.Store(int64(time.Since(e.epoch)))
 	}
+}
+
+// pauseDue reports whether background work pacing itself at now should
+// pause, given when a batch was last applied and when a pause last ended.
+func pauseDue(now, lastApply, lastPause time.Duration) bool {
+	return now-lastApply < paceWindow && now-lastPause >= paceInterval
 }
 
 // noteApply records that a batch is being applied; the caller holds

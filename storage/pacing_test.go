@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -34,7 +35,7 @@ func TestPacedFSWrapsOnlySSTables(t *testing.T) {
 		if _, paced := f.(*pacedFile); paced != c.paced {
 			t.Errorf("%s: paced = %v, want %v", c.name, paced, c.paced)
 		}
-		want := make([]byte, 3*paceBytes+123)
+		want := make([]byte, 50_123)
 		for i := range want {
 			want[i] = byte(i)
 		}
@@ -56,6 +57,27 @@ func TestPacedFSWrapsOnlySSTables(t *testing.T) {
 		r.Close()
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s: read back %d bytes (err %v), want the %d written", c.name, len(got), err, len(want))
+		}
+	}
+}
+
+// TestPauseDue checks when paced background work leaves the P idle:
+// only while batches are being applied, and at most once per
+// paceInterval.
+func TestPauseDue(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		now, lastApply, lastPause time.Duration
+		want                      bool
+	}{
+		{now: 10 * ms, lastApply: 10 * ms, lastPause: 0, want: true},
+		{now: 10 * ms, lastApply: 9 * ms, lastPause: 10*ms - paceInterval, want: true},
+		{now: 10 * ms, lastApply: 10 * ms, lastPause: 10*ms - paceInterval + 1, want: false}, // paused lately
+		{now: 10 * ms, lastApply: 10*ms - paceWindow, lastPause: 0, want: false},             // no recent batch
+		{now: 10 * ms, lastApply: 10*ms - paceWindow + 1, lastPause: 0, want: true},
+	} {
+		if got := pauseDue(c.now, c.lastApply, c.lastPause); got != c.want {
+			t.Errorf("pauseDue(now %v, last apply %v, last pause %v) = %v, want %v", c.now, c.lastApply, c.lastPause, got, c.want)
 		}
 	}
 }
