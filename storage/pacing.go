@@ -31,7 +31,7 @@ import (
 // without recent writes (a write stall included) background work never
 // sleeps, so it cannot crawl while the foreground waits for it.
 const (
-	paceInterval = 250 * time.Microsecond
+	paceInterval = 100 * time.Microsecond
 	pacePause    = 50 * time.Microsecond
 	paceWindow   = 2 * time.Millisecond
 )
