@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/pubsub/pubsubtest"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -85,18 +86,6 @@ func TestAppendEventsMatchesExtract(t *testing.T) {
 	}
 }
 
-// frameSink is a subscriber that takes each message's RESP2 frame, as a
-// connection does when it queues the frame in its outbox.
-type frameSink struct {
-	n    int
-	last []byte
-}
-
-func (s *frameSink) Deliver(m *pubsub.Message) {
-	s.n++
-	s.last = m.Frame(2)
-}
-
 // BenchmarkExtractEmit measures what a replica does to publish a
 // replicated SET's keyspace events: extract them from the batch into a
 // slice it reuses and emit them, with notify-keyspace-events KEA, to one
@@ -106,7 +95,7 @@ func BenchmarkExtractEmit(b *testing.B) {
 	hub := pubsub.NewHub()
 	em := NewEmitter(hub)
 	em.SetFlags(Keyspace | Keyevent | All)
-	sink := &frameSink{}
+	sink := &pubsubtest.FrameSink{}
 	hub.Subscribe(sink, pubsub.KindPattern, []byte("__keyevent@0__:*"))
 	var events []Event
 	b.ReportAllocs()
@@ -121,7 +110,7 @@ func BenchmarkExtractEmit(b *testing.B) {
 		}
 	}
 	const want = "*4\r\n$8\r\npmessage\r\n$16\r\n__keyevent@0__:*\r\n$18\r\n__keyevent@0__:set\r\n$5\r\nkey:1\r\n"
-	if sink.n != b.N || string(sink.last) != want {
-		b.Fatalf("%d messages for %d batches; last %q", sink.n, b.N, sink.last)
+	if sink.N != b.N || string(sink.Last) != want {
+		b.Fatalf("%d messages for %d batches; last %q", sink.N, b.N, sink.Last)
 	}
 }

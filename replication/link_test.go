@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
+	"github.com/cairnkv/cairn/pubsub/pubsubtest"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -202,18 +203,6 @@ func setStream(tb testing.TB, n int) []byte {
 	return stream
 }
 
-// frameSink is a pattern subscriber that takes each message's RESP2 frame,
-// as a connection does when it queues the frame in its outbox.
-type frameSink struct {
-	n    int
-	last []byte
-}
-
-func (s *frameSink) Deliver(m *pubsub.Message) {
-	s.n++
-	s.last = m.Frame(2)
-}
-
 // BenchmarkReplicaApplySet measures what a replica does for one replicated
 // SET: read its batch frame, apply the batch (with the replication log as
 // the commit hook, as the server installs it) and publish its "set" event
@@ -245,7 +234,7 @@ func BenchmarkReplicaApplySet(b *testing.B) {
 		b.Fatal(err)
 	}
 	emitter.SetFlags(flags)
-	sink := &frameSink{}
+	sink := &pubsubtest.FrameSink{}
 	hub.Subscribe(sink, pubsub.KindPattern, []byte("__keyevent@0__:*"))
 	n := &Node{opts: Options{Store: store, Log: replLog, Hub: hub, Notify: emitter}, log: hclog.NewNullLogger()}
 	lk := newLink(n, "127.0.0.1", 0)
@@ -266,7 +255,7 @@ func BenchmarkReplicaApplySet(b *testing.B) {
 	if hookErr != nil {
 		b.Fatal(hookErr)
 	}
-	if sink.n != b.N || string(sink.last) == "" {
-		b.Fatalf("%d messages for %d batches; last %q", sink.n, b.N, sink.last)
+	if sink.N != b.N || string(sink.Last) == "" {
+		b.Fatalf("%d messages for %d batches; last %q", sink.N, b.N, sink.Last)
 	}
 }
