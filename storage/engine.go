@@ -96,12 +96,13 @@ type Engine struct {
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu
 
-	// epoch is when the engine opened, and lastApply and lastPause when
-	// (since epoch) it last applied a batch and background work last
-	// paused, for pacing that work (pacing.go).
+	// epoch is when the engine opened, and lastApply, lastPause and
+	// lastYield when (since epoch) it last applied a batch and background
+	// work last paused and yielded, for pacing that work (pacing.go).
 	epoch     time.Time
 	lastApply atomic.Int64
 	lastPause atomic.Int64
+	lastYield atomic.Int64
 
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -20,17 +19,19 @@ import (
 // compaction (docs/performance.md measured p99 of 10–80 ms).
 //
 // pacedFS therefore wraps the files of sstables being written, and
-// pacedFilterPolicy the keys they receive, and only while one P runs
-// goroutines: after each write, and every paceKeys keys, the background
-// goroutine yields to the goroutines that are ready and, if the engine
-// applied a batch within paceWindow and it has not paused for
-// paceInterval, sleeps for pacePause, which leaves the P idle so the
-// scheduler polls the network. A goroutine whose socket became readable
-// thus waits about paceInterval at most, whatever a key or a block costs.
-// With more Ps the kernel interleaves the threads and nothing changes;
-// without recent writes (a write stall included) background work never
-// sleeps, so it cannot crawl while the foreground waits for it.
+// pacedFilterPolicy the keys they receive and the filters built from them,
+// and only while one P runs goroutines: at each of these pacing points
+// the background goroutine yields to the goroutines that are ready, at
+// most once per paceYield, and, if the engine applied a batch within
+// paceWindow and it has not paused for paceInterval, sleeps for
+// pacePause instead, which leaves the P idle so the scheduler polls the
+// network. A goroutine whose socket became readable thus waits about
+// paceInterval at most, whatever a key or a block costs. With more Ps the
+// kernel interleaves the threads and nothing changes; without recent
+// writes (a write stall included) background work never sleeps, so it
+// cannot crawl while the foreground waits for it.
 const (
+	paceYield    = 20 * time.Microsecond
 	paceInterval = 100 * time.Microsecond
 	pacePause    = 50 * time.Microsecond
 	paceWindow   = 2 * time.Millisecond
@@ -65,52 +66,22 @@ func (f *pacedFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// paceKeys is how many keys a flush or compaction adds to an sstable
-// between two pacing points (a few µs to tens of µs of its work).
-const paceKeys = 64
-
-// pacedFilterPolicy is the engine's bloom filter policy. Pebble builds an
-// sstable's filter in the goroutine that writes the table's keys, the
-// flush's or compaction's own, which otherwise ran for up to 5 ms at a
-// time with one P (pacedFile paces only the goroutine that writes the
-// blocks out): its writers pace that goroutine every paceKeys keys.
-type pacedFilterPolicy struct {
-	pebble.FilterPolicy
-	e *Engine
-}
-
-// NewWriter returns a paced filter writer of ftype.
-func (p pacedFilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
-	return &pacedFilterWriter{FilterWriter: p.FilterPolicy.NewWriter(ftype), e: p.e}
-}
-
-// pacedFilterWriter adds keys to a filter, pacing its caller.
-type pacedFilterWriter struct {
-	pebble.FilterWriter
-	e    *Engine
-	keys int // since the last pacing point
-}
-
-// AddKey adds key to the filter, then paces the caller every paceKeys keys.
-func (w *pacedFilterWriter) AddKey(key []byte) {
-	w.FilterWriter.AddKey(key)
-	if w.keys++; w.keys >= paceKeys {
-		w.keys = 0
-		w.e.pace()
-	}
-}
-
-// pace lets ready goroutines run and, while batches are being applied,
-// leaves the P idle for pacePause once per paceInterval so the scheduler
-// polls the network (see pacedFS). It does nothing with more than one P.
+// pace lets ready goroutines run once per paceYield and, while batches
+// are being applied, leaves the P idle for pacePause once per paceInterval
+// so the scheduler polls the network (see pacedFS). It does nothing with
+// more than one P.
 func (e *Engine) pace() {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return
 	}
-	runtime.Gosched()
-	if pauseDue(time.Since(e.epoch), time.Duration(e.lastApply.Load()), time.Duration(e.lastPause.Load())) {
-		time.Sleep(pacePause)
+	now := time.Since(e.epoch)
+	switch {
+	case pauseDue(now, time.Duration(e.lastApply.Load()), time.Duration(e.lastPause.Load())):
+		time.Sleep(pacePause) // ready goroutines run meanwhile
 		e.lastPause.Store(int64(time.Since(e.epoch)))
+	case now-time.Duration(e.lastYield.Load()) >= paceYield:
+		runtime.Gosched()
+		e.lastYield.Store(int64(now))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -102,16 +103,37 @@ func TestPacedFilterKeepsBloomFilters(t *testing.T) {
 	if paced.Name() != plain.Name() {
 		t.Fatalf("paced filter is named %q, bloom %q", paced.Name(), plain.Name())
 	}
-	pw, bw := paced.NewWriter(pebble.TableFilter), plain.NewWriter(pebble.TableFilter)
-	for i := range 3*paceKeys + 7 {
-		k := fmt.Appendf(nil, "key-%d", i)
-		pw.AddKey(k)
-		bw.AddKey(k)
+	pw := paced.NewWriter(pebble.TableFilter)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, paceFilterKeys + 1, 50_000} {
+		bw := plain.NewWriter(pebble.TableFilter)
+		var keys [][]byte
+		for i := range n {
+			k := make([]byte, rng.IntN(41)) // every tail length, bytes over 127 too
+			for j := range k {
+				k[j] = byte(rng.Uint32())
+			}
+			if i > 0 && rng.IntN(10) == 0 {
+				k = keys[i-1] // a repeated key counts once
+			}
+			keys = append(keys, k)
+			pw.AddKey(k)
+			bw.AddKey(k)
+		}
+		// Finish appends: into a buffer with a prefix and spare capacity
+		// holding other bytes, and into nil.
+		buf := append(make([]byte, 0, 4096), "prefix"...)
+		copy(buf[:cap(buf)][len(buf):], bytes.Repeat([]byte{0xff}, 100))
+		p, b := pw.Finish(buf), bw.Finish(nil)
+		if !bytes.HasPrefix(p, []byte("prefix")) || !bytes.Equal(p[len("prefix"):], b) {
+			t.Fatalf("%d keys: paced filter differs from bloom's (%d and %d bytes)", n, len(p)-len("prefix"), len(b))
+		}
+		for _, k := range keys {
+			if !plain.MayContain(pebble.TableFilter, b, k) {
+				t.Fatalf("%d keys: the filter does not contain key %x", n, k)
+			}
+		}
 	}
-	if p, b := pw.Finish(nil), bw.Finish(nil); !bytes.Equal(p, b) {
-		t.Fatalf("paced filter differs from bloom's (%d and %d bytes)", len(p), len(b))
-	}
-
 	e.noteApply() // a recent write: pauses are due
 	const n = 3*paceKeys + 7
 	b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
@@ -132,5 +154,51 @@ func TestPacedFilterKeepsBloomFilters(t *testing.T) {
 	}
 	if _, found, err := e.GetMeta("", []byte("missing")); found || err != nil {
 		t.Fatalf("missing key: found %v, %v", found, err)
+	}
+}
+
+// FuzzPacedFilter checks that the paced filter writer builds the bytes
+// Pebble's bloom writer builds for the same keys (the input split at
+// each 0x00 byte).
+func FuzzPacedFilter(f *testing.F) {
+	f.Add([]byte("a\x00bc\x00def\x00ghij\x00\xff\xfe\xfd"))
+	f.Add([]byte("\x00\x00\x00"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := &Engine{epoch: time.Now()}
+		plain := bloom.FilterPolicy(10)
+		pw, bw := pacedFilterPolicy{FilterPolicy: plain, e: e}.NewWriter(pebble.TableFilter), plain.NewWriter(pebble.TableFilter)
+		for k := range bytes.SplitSeq(data, []byte{0}) {
+			pw.AddKey(k)
+			bw.AddKey(k)
+		}
+		if p, b := pw.Finish(nil), bw.Finish(nil); !bytes.Equal(p, b) {
+			t.Fatalf("paced filter %x, bloom's %x", p, b)
+		}
+	})
+}
+
+// BenchmarkFilterWriter measures adding 100,000 keys to a table filter
+// and finishing it, with the paced writer and with Pebble's.
+func BenchmarkFilterWriter(b *testing.B) {
+	keys := make([][]byte, 100_000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "m\x00cairn-bench:inv:abcdef:%d", i)
+	}
+	e := &Engine{epoch: time.Now()}
+	for _, c := range []struct {
+		name   string
+		policy pebble.FilterPolicy
+	}{{"paced", pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}}, {"pebble", bloom.FilterPolicy(10)}} {
+		b.Run(c.name, func(b *testing.B) {
+			var buf []byte
+			for b.Loop() {
+				w := c.policy.NewWriter(pebble.TableFilter)
+				for _, k := range keys {
+					w.AddKey(k)
+				}
+				buf = w.Finish(buf[:0])
+			}
+		})
 	}
 }
