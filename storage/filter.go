@@ -15,9 +15,9 @@ import (
 // Pebble builds an sstable's filter in the flush's or compaction's own
 // goroutine: every key of the table is hashed as it is added, and the
 // whole filter is built from the hashes when the table is finished, ~18
-// ns a key. This project's keys compress so well that a 2.5 MB table
-// holds ~250,000 of them, so Pebble's writer held the only P for 4-5 ms
-// at a time at the end of each table (docs/performance.md). This writer
+// ns a key. Short keys with shared prefixes compress so well that a
+// 2.5 MB table can hold ~250,000 of them, and Pebble's writer then held
+// the only P for 4-5 ms at the end of the table (docs/performance.md). This writer
 // builds the same bytes with a pacing point every paceKeys keys added
 // and every paceFilterKeys keys set in the filter.
 type pacedFilterPolicy struct {
