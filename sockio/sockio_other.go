@@ -1,0 +1,29 @@
+//go:build !unix
+
+package sockio
+
+import "net"
+
+// Conn reads and writes one TCP connection; here, without raw system
+// calls, through the net.Conn it wraps. The zero value is not usable;
+// call Wrap.
+type Conn struct {
+	nc net.Conn
+}
+
+// Wrap returns a Conn for nc.
+func Wrap(nc net.Conn) *Conn { return &Conn{nc: nc} }
+
+// Read reads up to len(p) bytes, waiting until some are available, as
+// nc.Read does.
+func (c *Conn) Read(p []byte) (int, error) { return c.nc.Read(p) }
+
+// Write writes all of p, as nc.Write does.
+func (c *Conn) Write(p []byte) (int, error) { return c.nc.Write(p) }
+
+// WriteBuffers writes every buffer of bufs in order and returns the bytes
+// written; like net.Buffers.WriteTo it consumes bufs.
+func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
+	nb := net.Buffers(bufs)
+	return nb.WriteTo(c.nc)
+}
