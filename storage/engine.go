@@ -201,6 +201,13 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// walBytesPerSync is how often Pebble starts writing the WAL back. When
+// a memtable is rotated Pebble fsyncs the old WAL while every commit
+// waits; without write-back that fsync wrote the whole memtable's worth of
+// log (BenchmarkCommitAtRotation, docs/performance.md). A variable so the
+// benchmark can compare.
+var walBytesPerSync = 512 << 10
+
 // pebbleOptions returns the options every database of e opens with:
 // paced sstable writers (pacing.go), tables kept to one keyspace, bloom
 // filters.
@@ -211,12 +218,7 @@ func (e *Engine) pebbleOptions() *pebble.Options {
 		Logger:             pebbleLogger{e.log.Named("pebble")},
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache
 		FS:                 pacedFS{FS: vfs.Default, e: e},
-		// Start writing the WAL back every 512 KB. When a memtable is
-		// rotated Pebble fsyncs the old WAL while every commit waits;
-		// without this that fsync wrote the whole memtable's worth of
-		// log (4-5 ms stalls on this project's VMs, see
-		// docs/performance.md).
-		WALBytesPerSync: 512 << 10,
+		WALBytesPerSync:    walBytesPerSync,
 	}
 	po.Experimental.SpanPolicyFunc = keyspaceSpan
 	filter := pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}
@@ -485,12 +487,15 @@ func (e *Engine) appendLocked(dst, k []byte) ([]byte, error) {
 // lock. Expired keys are returned too (found is true); callers decide with
 // Metadata.Expired. m.Value must not be modified.
 func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err error) {
-	// On a cache miss the record is read into the buffer after its key:
-	// one allocation in all.
-	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+metaHeaderLen+32), ns, key)
-	klen := len(kv)
-	v, hit := e.rows.get(kv)
+	// The cache is looked up with the key built on the stack; only a miss
+	// allocates, a buffer holding the key and then the record read after
+	// it (m.Value refers to it).
+	var buf [metaKeyStack]byte
+	k := appendMetaKey(buf[:0], ns, key)
+	v, hit := e.rows.get(k)
 	if !hit {
+		kv := append(make([]byte, 0, len(k)+metaHeaderLen+32), k...)
+		klen := len(kv)
 		e.dbMu.RLock()
 		kv, err = e.appendLocked(kv, kv[:klen:klen])
 		e.dbMu.RUnlock()
@@ -515,11 +520,16 @@ func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err err
 	return m, true, nil
 }
 
+// metaKeyStack is the room for a metadata key that GetMeta and ReadMeta
+// keep on the stack (longer keys are built on the heap).
+const metaKeyStack = 96
+
 // ReadMeta is GetMeta for a caller that does not hold the key's lock (a
 // read-only command): a cache miss takes the lock to fill the cache.
 func (e *Engine) ReadMeta(ns string, key []byte) (m Metadata, found bool, err error) {
 	if e.rows != nil {
-		if v, hit := e.rows.get(metaKey(ns, key)); hit {
+		var buf [metaKeyStack]byte
+		if v, hit := e.rows.get(appendMetaKey(buf[:0], ns, key)); hit {
 			if v == nil {
 				return Metadata{}, false, nil
 			}

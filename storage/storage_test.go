@@ -310,3 +310,30 @@ func TestSSTablesKeepToOneKeyspace(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedMetaReadsAllocateNothing checks that the read every write does
+// first (GetMeta) and a read-only command's read (ReadMeta) allocate
+// nothing when the row cache has the key.
+func TestCachedMetaReadsAllocateNothing(t *testing.T) {
+	e, err := Open(Options{Dir: t.TempDir(), RowCacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("", []byte("key:1"), nil, Metadata{Type: TypeString, Value: []byte("value")})
+	if _, err := e.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("key:1")
+	for name, read := range map[string]func(string, []byte) (Metadata, bool, error){"GetMeta": e.GetMeta, "ReadMeta": e.ReadMeta} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if m, found, err := read("", key); !found || err != nil || string(m.Value) != "value" {
+				t.Fatalf("%s: %q, %v, %v", name, m.Value, found, err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s of a cached key: %v allocations, want 0", name, allocs)
+		}
+	}
+}
