@@ -41,6 +41,7 @@
 # Usage: scripts/bench-replication.sh
 #        BENCH_RUNS=1 BENCH_FULLSYNC_MB=50 scripts/bench-replication.sh (quicker)
 #        BENCH_FULLSYNC_MB=0 ...  (no full-sync measurement)
+#        BENCH_KEEP_RESULTS=DIR ...  (also copy each run's cairn-bench JSON into DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh # RUNS, SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
@@ -226,6 +227,9 @@ EOF
 	done
 fi
 
+if [ -n "${BENCH_KEEP_RESULTS:-}" ]; then
+	mkdir -p "$BENCH_KEEP_RESULTS" && cp "$work"/res/*.json "$BENCH_KEEP_RESULTS"/
+fi
 # The table's helpers are in scripts/benchtable.py.
 PYTHONPATH=scripts PYTHONDONTWRITEBYTECODE=1 python3 - "$work/res" "$RUNS" "$CLIENT_CPU" "$SERVER_CPU" "$INV_RATE" "$INV_WRITERS" "$INV_DURATION" \
 	"$CATCHUP_REQUESTS" "$CATCHUP_CONNS" "$CATCHUP_PIPELINE" "$FULLSYNC_MB" "$FULLSYNC_VALUE" "$FULLSYNC_RUNS" "$INV_MIX" <<'EOF'

@@ -15,7 +15,9 @@
 # switches and futex/nanosleep calls over 4 s (perf stat), and over 5 s
 # the share of its samples in the kernel and under Go's monitor thread,
 # runtime.sysmon (perf record). INV_MIX passes cairn-bench's -mix (e.g.
-# set,incr,append). CAIRN_BIN runs that binary instead of a
+# set,incr,append). INV_CATCHUP=N loads N pipelined SETs (cairn-bench
+# catchup: 50 connections, pipeline 16) before every run but the first,
+# as make bench's replication suite does between its runs. CAIRN_BIN runs that binary instead of a
 # fresh build of bin/cairn (to compare two builds).
 #
 # Usage: scripts/inv-series.sh [RUNS (3)] [DURATION (20s)]
@@ -52,6 +54,10 @@ r=$(free_port); start "$replica_cpu" "$r" "$p"; rpid=${pids[-1]}
 until redis-cli -p "$r" info replication | tr -d '\r' | grep -qx master_link_status:up; do sleep 0.05; done
 ticks=$(getconf CLK_TCK)
 for i in $(seq 1 "$runs"); do
+	if [ -n "${INV_CATCHUP:-}" ] && [ "$i" -gt 1 ]; then
+		taskset -c "$CLIENT_CPU" bin/cairn-bench catchup -primary "127.0.0.1:$p" -replica "127.0.0.1:$r" \
+			-conns 50 -pipeline 16 -requests "$INV_CATCHUP" -catchup-timeout 60s >/dev/null
+	fi
 	p0=$(cpu_ticks "$ppid") r0=$(cpu_ticks "$rpid")
 	if [ -n "${INV_PERF:-}" ]; then
 		(sleep 3; perf stat -x, -e context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep \
