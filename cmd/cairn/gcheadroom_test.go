@@ -23,7 +23,6 @@ func TestGCTunerLeavesHeadroom(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != want {
 		t.Fatalf("GC percent %d after tune with %d B live, want %d", got, live, want)
 	}
-
 }
 
 // TestGCTunerRunsAfterCollections checks that a started tuner runs after
