@@ -34,7 +34,10 @@ var helpOutput io.Writer = os.Stdout
 //  3. the environment variables CAIRN_<NAME> found in environ (as
 //     os.Environ returns them; see EnvName), empty ones being ignored;
 //  4. --<name> <value> (or --<name>=<value>) arguments, one per option, every
-//     value a string as in the file (--slave-read-only no).
+//     value a string as in the file (--slave-read-only no). As with
+//     redis-server, the words after --<name> up to the next --option (or
+//     -c, -h) make its value together, joined by spaces: --slaveof
+//     127.0.0.1 6666 is --slaveof "127.0.0.1 6666".
 //
 // Every value goes through the same checks as CONFIG SET. The first invalid
 // one fails Load with a one-line error naming where it came from (file and
@@ -52,7 +55,7 @@ var helpOutput io.Writer = os.Stdout
 // absolute path for Rewrite. OnChange hooks are not called for loaded
 // values.
 func Load(args []string, environ []string) (*Config, []string, error) {
-	args, warnings := dropKvrocksFlags(args)
+	args, warnings := dropKvrocksFlags(joinFlagValues(args))
 
 	fs := pflag.NewFlagSet("cairn", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -196,6 +199,45 @@ func envValues(environ []string, below map[string]*value) (map[string]any, []str
 		out[o.Name] = parsed.text
 	}
 	return out, warnings, nil
+}
+
+// joinFlagValues returns args with the words that follow a --<name>
+// argument, up to the next argument that starts with "--" or is -c or -h,
+// joined by spaces into one value, as redis-server reads its command line,
+// and with an option's alias (--replicaof) replaced by its name. Everything
+// after a "--" argument is left alone.
+func joinFlagValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if !strings.HasPrefix(a, "--") {
+			out = append(out, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(a[2:], "=")
+		if o := lookupOption(name); o != nil && o.Name != name {
+			a = "--" + o.Name
+			if hasValue {
+				a += "=" + value
+			}
+		}
+		out = append(out, a)
+		if hasValue || a == "--help" {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && !strings.HasPrefix(args[j], "--") && args[j] != "-c" && args[j] != "-h" {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, strings.Join(args[i+1:j], " "))
+			i = j - 1
+		}
+	}
+	return out
 }
 
 // dropKvrocksFlags removes --<name> [value] and --<name>=<value> arguments
