@@ -34,7 +34,11 @@ const rowRefOverhead = 32
 // a full cache made each collection's mark phase last tens of
 // milliseconds). A slab is never written again below its length, so a
 // value handed to a reader stays intact after the record is replaced or
-// evicted; eviction drops a shard's oldest slab.
+// evicted. A shard over its budget drops its oldest slab; the records in
+// it that are still current move to the newest slab while they take at
+// most half the budget (writes replace records, so under a steady stream
+// of writes most of an old slab is garbage, and dropping the current
+// records with it would send their next reads and writes to Pebble).
 type rowCache struct {
 	seed   maphash.Seed
 	limit  int64 // bytes per shard
@@ -51,6 +55,7 @@ type rowCacheShard struct {
 	slabs []rowSlab // oldest first; slabs[i] has the id first+i
 	first uint32
 	cost  int64 // of all slabs, in the budget's terms (rowSlab.cost)
+	live  int64 // of the records the map names, in the same terms
 }
 
 // rowSlab is a slab of records, each a key followed by its value.
@@ -67,6 +72,15 @@ func (s rowSlab) cost() int64 { return int64(cap(s.b)) + s.refs*rowRefOverhead }
 // the lengths of its key and value (absentLen: the key is known absent).
 type rowRef struct {
 	slab, off, klen, vlen uint32
+}
+
+// cost is what the record counts against its shard's budget.
+func (r rowRef) cost() int64 {
+	n := int64(r.klen) + rowRefOverhead
+	if r.vlen != absentLen {
+		n += int64(r.vlen)
+	}
+	return n
 }
 
 const absentLen = math.MaxUint32
@@ -131,11 +145,29 @@ func (c *rowCache) put(k, v []byte) {
 	s, h := c.locate(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// A new slab when the record does not fit in the last one, or would
-	// take that slab alone past the budget.
+	if old, ok := s.m[h]; ok {
+		s.live -= old.cost()
+	}
+	r := s.append(c.limit, k, v)
+	s.m[h] = r
+	s.live += r.cost()
+	// Each slab may be dropped once with its current records moving on;
+	// after that, records go with their slab, so the loop ends even when
+	// the moved records fill slabs again.
+	for moves := len(s.slabs); s.cost > c.limit && len(s.slabs) > 1; moves-- {
+		s.dropOldest(c.limit, moves > 0)
+	}
+}
+
+// append writes the record of k (v nil: known absent) after the shard's
+// last record and returns where it is, starting a new slab when the record
+// does not fit in the last one or would take that slab alone past limit;
+// the caller holds the shard's lock and publishes the ref.
+func (s *rowCacheShard) append(limit int64, k, v []byte) rowRef {
+	need := len(k) + len(v)
 	last := len(s.slabs) - 1
-	if last < 0 || cap(s.slabs[last].b)-len(s.slabs[last].b) < need || s.slabs[last].cost()+rowRefOverhead > c.limit {
-		size := max(min(rowSlabBytes, c.limit-rowRefOverhead), int64(need))
+	if last < 0 || cap(s.slabs[last].b)-len(s.slabs[last].b) < need || s.slabs[last].cost()+rowRefOverhead > limit {
+		size := max(min(rowSlabBytes, limit-rowRefOverhead), int64(need))
 		s.slabs = append(s.slabs, rowSlab{b: make([]byte, 0, size)})
 		s.cost += size
 		last++
@@ -148,24 +180,35 @@ func (c *rowCache) put(k, v []byte) {
 	cur.b = append(append(cur.b, k...), v...)
 	cur.refs++
 	s.cost += rowRefOverhead
-	s.m[h] = r
-	for s.cost > c.limit && len(s.slabs) > 1 {
-		s.dropOldest()
-	}
+	return r
 }
 
-// dropOldest evicts the shard's oldest slab and the records in it; the
-// caller holds the shard's lock.
-func (s *rowCacheShard) dropOldest() {
+// dropOldest drops the shard's oldest slab. The records in it that are
+// still current move to the newest slab when move is set and they take at
+// most half of limit; the others are evicted. The caller holds the shard's
+// lock.
+func (s *rowCacheShard) dropOldest(limit int64, move bool) {
 	gone := s.first
-	s.cost -= s.slabs[0].cost()
+	old := s.slabs[0]
+	s.cost -= old.cost()
 	s.slabs[0] = rowSlab{}
 	s.slabs = s.slabs[1:]
 	s.first++
 	for h, r := range s.m {
-		if r.slab == gone {
-			delete(s.m, h)
+		if r.slab != gone {
+			continue
 		}
+		if move && s.live <= limit/2 {
+			rec := old.b[r.off : r.off+r.klen]
+			var v []byte
+			if r.vlen != absentLen {
+				v = old.b[r.off+r.klen : r.off+r.klen+r.vlen]
+			}
+			s.m[h] = s.append(limit, rec, v)
+			continue
+		}
+		s.live -= r.cost()
+		delete(s.m, h)
 	}
 }
 
@@ -176,7 +219,10 @@ func (c *rowCache) drop(k []byte) {
 	}
 	s, h := c.locate(k)
 	s.mu.Lock()
-	delete(s.m, h)
+	if r, ok := s.m[h]; ok {
+		s.live -= r.cost()
+		delete(s.m, h)
+	}
 	s.mu.Unlock()
 }
 
@@ -190,7 +236,7 @@ func (c *rowCache) clear() {
 		s.mu.Lock()
 		s.m = map[uint64]rowRef{}
 		s.first += uint32(len(s.slabs))
-		s.slabs, s.cost = nil, 0
+		s.slabs, s.cost, s.live = nil, 0, 0
 		s.mu.Unlock()
 	}
 }

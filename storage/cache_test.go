@@ -85,15 +85,65 @@ func TestRowCache(t *testing.T) {
 		if sh.cost != cost || cost > c.limit {
 			t.Fatalf("shard %d: cost %d (slabs say %d), limit %d", i, sh.cost, cost, c.limit)
 		}
-		// Every record the map names is in a live slab.
+		// Every record the map names is in a live slab, and the shard
+		// knows what they cost.
+		live := int64(0)
 		for _, r := range sh.m {
 			if r.slab < sh.first || int(r.slab-sh.first) >= len(sh.slabs) {
 				t.Fatalf("shard %d: a record in slab %d, live slabs %d..%d", i, r.slab, sh.first, int(sh.first)+len(sh.slabs)-1)
 			}
+			live += r.cost()
+		}
+		if sh.live != live {
+			t.Fatalf("shard %d: live %d, records say %d", i, sh.live, live)
 		}
 	}
 	// An entry larger than a shard is not cached, and replaces nothing
 	// stale.
 	c.put([]byte("key-9999"), make([]byte, c.limit+1))
 	check("key-9999", "miss")
+}
+
+// TestRowCacheKeepsCurrentRecords checks that rewriting a few keys many
+// times (each write leaving its old record behind as garbage) does not
+// evict the current records of other keys while they fit in half the
+// budget, and that every record read back is the last one written.
+func TestRowCacheKeepsCurrentRecords(t *testing.T) {
+	c := newRowCache(rowCacheShards * 256 << 10) // 4 slabs a shard
+	for i := range 1000 {
+		c.put(fmt.Appendf(nil, "cold-%d", i), fmt.Appendf(nil, "value-%d", i))
+	}
+	c.put([]byte("gone"), nil)
+	for i := range 200_000 {
+		c.put(fmt.Appendf(nil, "hot-%d", i%10), fmt.Appendf(nil, "%032d", i))
+	}
+	for i := range 1000 {
+		v, found := c.get(fmt.Appendf(nil, "cold-%d", i))
+		if want := fmt.Sprintf("value-%d", i); !found || string(v) != want {
+			t.Fatalf("cold-%d: found %v, %q; want %q", i, found, v, want)
+		}
+	}
+	if v, found := c.get([]byte("gone")); !found || v != nil {
+		t.Fatalf("gone: found %v, %q; want known absent", found, v)
+	}
+	for i := range 10 {
+		v, found := c.get(fmt.Appendf(nil, "hot-%d", i))
+		if want := fmt.Sprintf("%032d", 199_990+i); !found || string(v) != want {
+			t.Fatalf("hot-%d: found %v, %q; want %q", i, found, v, want)
+		}
+	}
+
+	// More current records than half the budget: records are evicted
+	// and every shard stays within its budget.
+	for i := range 100_000 {
+		c.put(fmt.Appendf(nil, "many-%d", i), fmt.Appendf(nil, "%032d", i))
+	}
+	for i := range c.shards {
+		if sh := &c.shards[i]; sh.cost > c.limit || sh.live > c.limit {
+			t.Fatalf("shard %d: cost %d, live %d, limit %d", i, sh.cost, sh.live, c.limit)
+		}
+	}
+	if v, _ := c.get([]byte("many-99999")); string(v) != fmt.Sprintf("%032d", 99_999) {
+		t.Fatalf("the last record written: %q", v)
+	}
 }
