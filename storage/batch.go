@@ -454,6 +454,8 @@ func (b *Batch) merge(o *Batch) {
 // the caller must SyncWait after leaving the critical section.
 func (e *Engine) apply(b *pebble.Batch, syncOn bool) error {
 	e.noteApply()
+	e.applying.Store(true)
+	defer e.applying.Store(false)
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
 	if syncOn {

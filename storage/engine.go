@@ -103,6 +103,11 @@ type Engine struct {
 	lastApply atomic.Int64
 	lastPause atomic.Int64
 	lastYield atomic.Int64
+	// applying is set while a batch is handed to Pebble (under commitMu),
+	// and versions counts the internal-key versions compared since the
+	// engine opened (pacedComparer).
+	applying atomic.Bool
+	versions atomic.Uint64
 
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included
@@ -214,6 +219,7 @@ var walBytesPerSync = 512 << 10
 func (e *Engine) pebbleOptions() *pebble.Options {
 	po := &pebble.Options{
 		Cache:              e.cache,
+		Comparer:           e.pacedComparer(),
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{e.log.Named("pebble")},
 		MemTableSize:       4 << 20, // small: point lookups in a big skiplist miss the CPU cache

@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -94,3 +96,31 @@ func pauseDue(now, lastApply, lastPause time.Duration) bool {
 // noteApply records that a batch is being applied; the caller holds
 // commitMu.
 func (e *Engine) noteApply() { e.lastApply.Store(int64(time.Since(e.epoch))) }
+
+// paceVersions is how many versions of internal keys a flush or a
+// compaction skips between pacing points.
+const paceVersions = 64
+
+// pacedComparer returns Pebble's default comparer (same name, same order)
+// with an Equal that is also a pacing point for the versions of internal
+// keys. Every commit rewrites the replication offset and most rewrite a
+// key count, so a memtable holds tens of thousands of versions of these
+// few keys; a flush skips all but the newest of each, adding nothing to
+// its table and writing nothing, so neither pacedFile nor the filter
+// writer paced it: ~80 ns a version, 2–8 ms on end (docs/performance.md).
+// Skipping a version compares it with the previous one using Equal. A
+// commit (which holds commitMu and sets applying) never paces.
+func (e *Engine) pacedComparer() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Equal = func(a, b []byte) bool {
+		if !bytes.Equal(a, b) {
+			return false
+		}
+		if len(a) > 0 && a[0] == prefixInternal && !e.applying.Load() &&
+			e.versions.Add(1)%paceVersions == 0 {
+			e.pace()
+		}
+		return true
+	}
+	return &c
+}

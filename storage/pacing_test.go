@@ -245,6 +245,35 @@ func BenchmarkFlushVersions(b *testing.B) {
 	b.ReportMetric(float64(flush.Milliseconds())/float64(b.N), "flush-ms/op")
 }
 
+// TestFlushPacesInternalVersions checks that a flush reaches a pacing
+// point while it skips the old versions of the replication offset and the
+// key counts (pacedComparer): after 5,000 commits, each writing both, a
+// flush compares thousands of versions through the engine's Equal, and
+// the commits themselves compare none.
+func TestFlushPacesInternalVersions(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	for i := range 5000 {
+		bt := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		bt.PutMeta("", fmt.Appendf(nil, "key:%d", i), nil, Metadata{Type: TypeString, Value: []byte("v")})
+		if _, err := e.Commit(bt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.versions.Load(); n != 0 {
+		t.Fatalf("the commits compared %d internal-key versions; want 0", n)
+	}
+	e.dbMu.RLock()
+	err := e.db.Flush()
+	e.dbMu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.versions.Load(); n < 9000 {
+		t.Fatalf("the flush compared %d internal-key versions through the engine's Equal; want about 10,000", n)
+	}
+}
+
 // BenchmarkCommitAtRotation commits 20,000 one-key SET batches of 1 KB
 // values at 5,000 a second through the engine (a memtable rotation about
 // every second, each of which fsyncs the old WAL while commits wait) and
