@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type invalidationConfig struct {
 	duration                  time.Duration
 	db                        string
 	prefix                    string
+	eventsFile                string
 	// mixFlag is -mix as given; validate parses it into mix.
 	mixFlag string
 	mix     []*writeKind
@@ -36,6 +38,7 @@ func (c *invalidationConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.size, "size", 16, "value size in bytes")
 	fs.StringVar(&c.db, "db", "0", "the <db> of the event channels: the replica is subscribed to the pattern __keyevent@<db>__:*; "+
 		"the writers write in their connection's default database (0, or Cairn's default namespace), so another <db> sees no events")
+	fs.StringVar(&c.eventsFile, "events-file", "", "if set, write one line per write to this `file`: its index, and the µs from the run's start to its reply and to its first event (-1: none), after a first line giving the start's UTC time of day, for finding when the slow events came")
 	fs.StringVar(&c.prefix, "prefix", "cairn-bench:inv:", "key prefix; a random run tag is appended, so every key of a run is new")
 	fs.StringVar(&c.mixFlag, "mix", "set", "comma-separated write `kinds`, write k of a run using kind k modulo their count: "+
 		"set (event set), incr (incrby), append (append), setrange (SETRANGE key 0 value: setrange), "+
@@ -618,6 +621,11 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 	subStopped = true
 
 	res.eventStats, res.Kinds = t.stats()
+	if cfg.eventsFile != "" {
+		if err := t.writeEvents(cfg.eventsFile); err != nil {
+			return res, err
+		}
+	}
 	res.ForeignEvents, res.OtherEvents, res.OtherKeyEvents, res.Unexpected = t.foreign, t.other, t.otherKey, t.unexpected
 	if subErr != nil {
 		res.FirstProblem = fmt.Sprintf("the replica subscription ended: %v", subErr)
@@ -625,6 +633,24 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 		res.FirstProblem = "unexpected frame " + t.firstOdd
 	}
 	return res, nil
+}
+
+// writeEvents writes the reply and event time of every write to file,
+// one line each (see -events-file). It must be called once the writers
+// and the subscriber have stopped.
+func (t *eventTracker) writeEvents(file string) error {
+	b := fmt.Appendf(nil, "# start %s\n", t.base.UTC().Format("15:04:05.000000"))
+	for k := range t.events {
+		ev := int64(-1)
+		if t.events[k] > 0 {
+			ev = t.eventAt[k].Microseconds()
+		}
+		b = fmt.Appendf(b, "%d %d %d\n", k, t.replyAt[k].Microseconds(), ev)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return fmt.Errorf("invalidation: -events-file: %w", err)
+	}
+	return nil
 }
 
 // pacedWrites sends the writes of indices id, id+writers, id+2×writers,
