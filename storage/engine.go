@@ -109,6 +109,13 @@ type Engine struct {
 	applying atomic.Bool
 	versions atomic.Uint64
 
+	// expireFrom is, per namespace, the expiry time from which ExpireSlice
+	// scans the index (see there); expireRescanAt when it next scans from
+	// the start. Guarded by expireMu.
+	expireMu       sync.Mutex
+	expireFrom     map[string]int64
+	expireRescanAt int64
+
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included
 
@@ -598,14 +605,15 @@ func (e *Engine) ScanKeys(ns string, start []byte, fn func(key []byte, m Metadat
 	return nil
 }
 
-// ScanExpiring calls fn for each expiry-index entry of ns whose time is at
-// or before untilMs, oldest first, until fn returns false.
-func (e *Engine) ScanExpiring(ns string, untilMs int64, fn func(expireAt int64, key []byte) bool) error {
+// ScanExpiring calls fn for each expiry-index entry of ns whose time is
+// from fromMs to untilMs, oldest first, until fn returns false.
+func (e *Engine) ScanExpiring(ns string, fromMs, untilMs int64, fn func(expireAt int64, key []byte) bool) error {
 	p := expirePrefix(ns)
+	lower := binary.BigEndian.AppendUint64(append([]byte(nil), p...), uint64(max(fromMs, 0)))
 	upper := binary.BigEndian.AppendUint64(append([]byte(nil), p...), uint64(untilMs)+1)
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("storage: scan expiring: %w", err)
 	}

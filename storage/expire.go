@@ -1,21 +1,38 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/cockroachdb/pebble/v2"
 )
+
+// expireRescan is how often (in ms of the callers' clock) ExpireSlice
+// scans each namespace's expiry index from its start rather than from
+// where its last scan ended.
+const expireRescan = 10_000
 
 // ExpireSlice reclaims up to limit expired keys whose expiry-index entries
 // are due at nowMs, across all namespaces, and returns how many keys it
 // deleted and whether due entries remain. Each key is re-checked under its
-// lock before it is deleted (a SET may have just replaced it), and each
-// deletion is its own batch with LogData CmdExpired, so replicas apply
-// exactly the deletes the primary made. Only a primary calls it. ev, if
+// lock before it is deleted (a SET may have just replaced it); the
+// deletions of a namespace commit as one batch with a LogData CmdExpired
+// record for each key (expireKeys), so replicas apply exactly the deletes
+// the primary made. Only a primary calls it. ev, if
 // not nil, annotates and reports the deletions for keyspace events.
+//
+// Each entry it handles goes from the index, but stays in Pebble as a
+// tombstone until compactions drop it, and a scan from the index's start
+// steps over every tombstone: with keys expiring by thousands, each slice
+// took milliseconds. A scan therefore starts at the time of the last entry
+// the previous one handled (entries written since are due later, as a
+// TTL is positive), and from the start once per expireRescan, which
+// catches any entry written behind it (a clock stepped back).
 func (e *Engine) ExpireSlice(nowMs int64, limit int, ev *ExpireEvents) (deleted int, more bool, err error) {
+	e.expireMu.Lock()
+	defer e.expireMu.Unlock()
+	if e.expireFrom == nil || nowMs >= e.expireRescanAt || nowMs < e.expireRescanAt-expireRescan {
+		e.expireFrom = map[string]int64{}
+		e.expireRescanAt = nowMs + expireRescan
+	}
 	counts := e.KeyCounts()
 	nss := make([]string, 0, len(counts))
 	for ns, n := range counts {
@@ -25,36 +42,38 @@ func (e *Engine) ExpireSlice(nowMs int64, limit int, ev *ExpireEvents) (deleted 
 	}
 	sort.Strings(nss)
 	for _, ns := range nss {
-		type due struct {
-			ms  int64
-			key []byte
-		}
-		var batch []due
-		err := e.ScanExpiring(ns, nowMs, func(ms int64, key []byte) bool {
+		var batch []dueEntry
+		err := e.ScanExpiring(ns, e.expireFrom[ns], nowMs, func(ms int64, key []byte) bool {
 			if len(batch) == limit-deleted {
 				more = true
 				return false
 			}
-			batch = append(batch, due{ms, append([]byte(nil), key...)})
+			batch = append(batch, dueEntry{ms, append([]byte(nil), key...)})
 			return true
 		})
 		if err != nil {
 			return deleted, more, err
 		}
-		for _, d := range batch {
-			ok, err := e.expireKey(ns, d.key, d.ms, nowMs, ev)
-			if err != nil {
-				return deleted, more, err
-			}
-			if ok {
-				deleted++
-			}
+		if len(batch) == 0 {
+			continue
 		}
+		n, err := e.expireKeys(ns, batch, nowMs, ev)
+		deleted += n
+		if err != nil {
+			return deleted, more, err
+		}
+		e.expireFrom[ns] = batch[len(batch)-1].ms
 		if deleted >= limit {
 			return deleted, true, nil
 		}
 	}
 	return deleted, more, nil
+}
+
+// dueEntry is an expiry-index entry found due: the key and its time.
+type dueEntry struct {
+	ms  int64
+	key []byte
 }
 
 // ExpireEvents connects ExpireSlice to keyspace notifications.
@@ -69,46 +88,73 @@ type ExpireEvents struct {
 	Deleted func(ns string, key []byte)
 }
 
-// expireKey deletes key if it is still expired with the indexed time ms,
-// or drops the stale index entry otherwise. It reports whether a key was
+// expireKeys deletes the keys of due in ns that are still expired with
+// their indexed times, and drops the index entries that outlived their
+// key's TTL, all in one commit: the batch carries one LogData CmdExpired
+// record before each key's records, as a commit group does, so replicas
+// apply it atomically and reconstruct each key's events. It holds every
+// key's lock from the re-check to the events and returns how many keys it
 // deleted.
-func (e *Engine) expireKey(ns string, key []byte, ms, nowMs int64, ev *ExpireEvents) (bool, error) {
-	unlock := e.Locks.Lock(ns, key)
+func (e *Engine) expireKeys(ns string, due []dueEntry, nowMs int64, ev *ExpireEvents) (int, error) {
+	keys := make([][]byte, len(due))
+	for i, d := range due {
+		keys[i] = d.key
+	}
+	unlock := e.Locks.Lock(ns, keys...)
 	defer unlock()
-	m, found, err := e.GetMeta(ns, key)
-	if err != nil {
-		return false, err
+	var b *Batch
+	add := func(kb *Batch) {
+		if b == nil {
+			b = kb
+		} else {
+			b.merge(kb)
+		}
 	}
-	if found && m.ExpireAt == ms && m.Expired(nowMs) {
-		var rec []byte
-		if ev != nil && ev.Record != nil {
-			rec = ev.Record()
+	var deleted [][]byte
+	for _, d := range due {
+		m, found, err := e.GetMeta(ns, d.key)
+		if err != nil {
+			if b != nil {
+				b.b.Close()
+			}
+			return 0, err
 		}
-		l := LogData{Type: m.Type, Cmd: CmdExpired}
-		if rec != nil {
-			l.Flags |= LogFlagNotify
+		switch {
+		case found && m.ExpireAt == d.ms && m.Expired(nowMs):
+			var rec []byte
+			if ev != nil && ev.Record != nil {
+				rec = ev.Record()
+			}
+			l := LogData{Type: m.Type, Cmd: CmdExpired}
+			if rec != nil {
+				l.Flags |= LogFlagNotify
+			}
+			kb := e.NewBatch(l)
+			if rec != nil {
+				kb.LogData(rec)
+			}
+			kb.DeleteKey(ns, d.key, m)
+			add(kb)
+			deleted = append(deleted, d.key)
+		case found && m.ExpireAt == d.ms:
+			// Not due yet after all.
+		default:
+			// The index entry outlived its key's TTL: drop it alone.
+			kb := e.NewBatch(LogData{Type: m.Type, Cmd: CmdExpired})
+			kb.deleteExpireEntry(ns, d.ms, d.key)
+			add(kb)
 		}
-		b := e.NewBatch(l)
-		if rec != nil {
-			b.LogData(rec)
-		}
-		b.DeleteKey(ns, key, m)
-		if _, err := e.Commit(b); err != nil {
-			return false, fmt.Errorf("storage: expire %q: %w", key, err)
-		}
-		if ev != nil && ev.Deleted != nil {
-			ev.Deleted(ns, key)
-		}
-		return true, nil
 	}
-	if found && m.ExpireAt == ms {
-		return false, nil // not due yet after all
+	if b == nil {
+		return 0, nil
 	}
-	// The index entry outlived its key's TTL: drop it alone.
-	b := e.NewBatch(LogData{Type: m.Type, Cmd: CmdExpired})
-	b.deleteExpireEntry(ns, ms, key)
-	if _, err := e.Commit(b); err != nil && !errors.Is(err, pebble.ErrClosed) {
-		return false, fmt.Errorf("storage: drop stale expiry entry of %q: %w", key, err)
+	if _, err := e.Commit(b); err != nil {
+		return 0, fmt.Errorf("storage: expire %d keys from %q: %w", len(deleted), due[0].key, err)
 	}
-	return false, nil
+	if ev != nil && ev.Deleted != nil {
+		for _, k := range deleted {
+			ev.Deleted(ns, k)
+		}
+	}
+	return len(deleted), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -108,7 +109,7 @@ func TestCommitCountsOffsetsAndReopen(t *testing.T) {
 		t.Fatalf("counts = %+v", got)
 	}
 	var due []string
-	e.ScanExpiring("", 100, func(ms int64, key []byte) bool { due = append(due, string(key)); return true })
+	e.ScanExpiring("", 0, 100, func(ms int64, key []byte) bool { due = append(due, string(key)); return true })
 	if len(due) != 1 || due[0] != "b" {
 		t.Fatalf("expiry index = %v", due)
 	}
@@ -335,5 +336,50 @@ func TestCachedMetaReadsAllocateNothing(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s of a cached key: %v allocations, want 0", name, allocs)
 		}
+	}
+}
+
+// TestExpireSliceResumes checks that expiry slices resume where the last
+// one ended, so that they do not step over the tombstones of the entries
+// they deleted, and that an entry written behind that point (a clock
+// stepped back) is still reclaimed once the next scan from the start
+// comes.
+func TestExpireSliceResumes(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	put := func(key string, expire int64) {
+		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		b.PutMeta("", []byte(key), nil, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
+		if _, err := e.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		put(fmt.Sprintf("k%d", i), int64(1+i))
+	}
+	now := int64(1000)
+	total := 0
+	for range 10 {
+		n, more, err := e.ExpireSlice(now, 10, nil)
+		if err != nil || n != 10 {
+			t.Fatalf("ExpireSlice = %d, %v, %v; want 10", n, more, err)
+		}
+		total += n
+	}
+	if n, more, err := e.ExpireSlice(now, 10, nil); n != 0 || more || err != nil {
+		t.Fatalf("after %d deletions, ExpireSlice = %d, %v, %v; want 0, false", total, n, more, err)
+	}
+	if from := e.expireFrom[""]; from != 100 {
+		t.Fatalf("the next scan starts at %d; want 100", from)
+	}
+	put("behind", 50)
+	if n, _, _ := e.ExpireSlice(now+1, 10, nil); n != 0 {
+		t.Fatalf("an entry behind the scan's start was reclaimed before the rescan: %d", n)
+	}
+	if n, _, err := e.ExpireSlice(now+expireRescan, 10, nil); n != 1 || err != nil {
+		t.Fatalf("the rescan from the start: ExpireSlice = %d, %v; want 1", n, err)
+	}
+	if c := e.KeyCounts()[""]; c != (KeyCount{}) {
+		t.Fatalf("counts after expiring everything: %+v", c)
 	}
 }
