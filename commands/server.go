@@ -227,6 +227,8 @@ func (c *Ctx) infoSection(name string) string {
 		field("pebble_l0_files", l.L0Files)
 		field("pebble_sstables", l.Tables)
 		field("pebble_disk_bytes", l.DiskBytes)
+		field("row_cache_hits", l.RowCacheHits)
+		field("row_cache_misses", l.RowCacheMisses)
 	case "stats":
 		s := e.Stats
 		b.WriteString("# Stats\r\n")

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // rowCacheShards is the number of independently locked parts of the cache.
@@ -56,6 +57,8 @@ type rowCacheShard struct {
 	first uint32
 	cost  int64 // of all slabs, in the budget's terms (rowSlab.cost)
 	live  int64 // of the records the map names, in the same terms
+
+	hits, misses atomic.Uint64 // lookups that found a record, and not
 }
 
 // rowSlab is a slab of records, each a key followed by its value.
@@ -121,8 +124,10 @@ func (c *rowCache) get(k []byte) (v []byte, found bool) {
 	// The record's bytes were written before its ref was published under
 	// the lock, and are never written again.
 	if !ok || string(slab[r.off:r.off+r.klen]) != string(k) {
+		s.misses.Add(1)
 		return nil, false
 	}
+	s.hits.Add(1)
 	if r.vlen == absentLen {
 		return nil, true
 	}
@@ -210,6 +215,19 @@ func (s *rowCacheShard) dropOldest(limit int64, move bool) {
 		s.live -= r.cost()
 		delete(s.m, h)
 	}
+}
+
+// stats returns how many lookups found a record (a value or known
+// absence) and how many did not, since the cache was made.
+func (c *rowCache) stats() (hits, misses uint64) {
+	if c == nil {
+		return 0, 0
+	}
+	for i := range c.shards {
+		hits += c.shards[i].hits.Load()
+		misses += c.shards[i].misses.Load()
+	}
+	return hits, misses
 }
 
 // drop forgets k.

@@ -29,6 +29,9 @@ func TestRowCache(t *testing.T) {
 	c.put([]byte("b"), nil)
 	check("a", "=1")
 	check("b", "absent")
+	if hits, misses := c.stats(); hits != 2 || misses != 1 {
+		t.Errorf("stats() = %d hits, %d misses; want 2, 1", hits, misses)
+	}
 	c.put([]byte("a"), []byte("22"))
 	check("a", "=22")
 

@@ -453,6 +453,8 @@ type LSMStats struct {
 	L0Files         int64  // sstables in level 0
 	Tables          int64  // sstables in all levels
 	DiskBytes       uint64 // bytes of every file Pebble keeps (WAL and sstables included)
+	RowCacheHits    uint64 // metadata reads the row cache answered
+	RowCacheMisses  uint64 // metadata reads that went to Pebble
 }
 
 // LSMStats returns the live database's LSMStats.
@@ -462,6 +464,7 @@ func (e *Engine) LSMStats() LSMStats {
 	e.dbMu.RUnlock()
 	s := LSMStats{Flushes: m.Flush.Count, Compactions: m.Compact.Count, L0Files: m.Levels[0].TablesCount,
 		DiskBytes: m.DiskSpaceUsage()}
+	s.RowCacheHits, s.RowCacheMisses = e.rows.stats()
 	for _, l := range m.Levels {
 		s.FlushBytes += l.TableBytesFlushed
 		s.CompactionBytes += l.TableBytesCompacted
