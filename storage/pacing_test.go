@@ -275,8 +275,8 @@ func TestFlushPacesInternalVersions(t *testing.T) {
 }
 
 // BenchmarkCommitAtRotation commits 20,000 one-key SET batches of 1 KB
-// values at 5,000 a second through the engine (a memtable rotation about
-// every second, each of which fsyncs the old WAL while commits wait) and
+// values at 5,000 a second through the engine (20 MB: at least one
+// memtable rotation, which fsyncs the old WAL while commits wait) and
 // reports the slowest commit (max-commit-ms) and how many took over 1 ms,
 // with the WAL written back every walBytesPerSync bytes and, for
 // comparison, never (Pebble's default). It takes 4 s a run.
