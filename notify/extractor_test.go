@@ -114,3 +114,29 @@ func BenchmarkExtractEmit(b *testing.B) {
 		b.Fatalf("%d messages for %d batches; last %q", sink.N, b.N, sink.Last)
 	}
 }
+
+// FuzzExtract feeds Extract and AppendEvents arbitrary batch bytes (seeded
+// with real batches): neither may panic, both must return the same events,
+// and an event always names one of the known event names.
+func FuzzExtract(f *testing.F) {
+	f.Add(setBatch(f, "key"))
+	f.Add(setBatch(f, "\x00binary\xffkey"))
+	f.Add([]byte{})
+	f.Add(make([]byte, 12))
+	f.Fuzz(func(t *testing.T, repr []byte) {
+		copied, err1 := Extract(repr)
+		aliased, err2 := AppendEvents(nil, repr)
+		if (err1 == nil) != (err2 == nil) || len(copied) != len(aliased) {
+			t.Fatalf("Extract: %d events, %v; AppendEvents: %d events, %v", len(copied), err1, len(aliased), err2)
+		}
+		for i := range copied {
+			if copied[i].Name != aliased[i].Name || string(copied[i].Key) != string(aliased[i].Key) ||
+				copied[i].Namespace != aliased[i].Namespace {
+				t.Fatalf("event %d: Extract %+v, AppendEvents %+v", i, copied[i], aliased[i])
+			}
+			if copied[i].Name == "" {
+				t.Fatalf("event %d has no name: %+v", i, copied[i])
+			}
+		}
+	})
+}

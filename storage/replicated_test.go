@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // primaryBatches commits a few writes on a fresh engine and returns the
@@ -81,6 +83,33 @@ func TestApplyReplicatedMirrorsThePrimary(t *testing.T) {
 	}
 	if err := r.ApplyReplicated(r.Offset()+1, []byte{1, 2, 3}, nil); !errors.Is(err, ErrBadBatch) {
 		t.Fatalf("garbage: %v", err)
+	}
+
+	// The next batch, damaged: cut short (which Pebble's own reader
+	// would index past), with a record kind Cairn never writes, or with
+	// a record count other than its header's. Each is refused before
+	// Pebble sees it; the intact batch then applies.
+	var next []byte
+	p.SetCommitHook(func(_ uint64, repr []byte) { next = repr })
+	b := p.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("", []byte("next"), nil, Metadata{Type: TypeString, Value: []byte("v")})
+	if _, err := p.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	damaged := map[string]func([]byte) []byte{
+		"truncated":    func(b []byte) []byte { return b[:len(b)-1] },
+		"cut in a key": func(b []byte) []byte { return append(b[:len(b):len(b)], byte(pebble.InternalKeyKindSet)) },
+		"unknown kind": func(b []byte) []byte { b[12] = byte(pebble.InternalKeyKindMerge); return b },
+		"wrong count":  func(b []byte) []byte { b[8]++; return b },
+	}
+	for name, damage := range damaged {
+		bad := damage(append([]byte(nil), next...))
+		if err := r.ApplyReplicated(r.Offset()+1, bad, nil); !errors.Is(err, ErrBadBatch) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if err := r.ApplyReplicated(r.Offset()+1, next, nil); err != nil {
+		t.Fatalf("the intact batch: %v", err)
 	}
 }
 
