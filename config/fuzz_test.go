@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +54,37 @@ func FuzzParseFile(f *testing.F) {
 		c.namespaces = fv.namespaces
 		if _, _, err := parseFile("rewritten.conf", rewriteContents(data, c)); err != nil {
 			t.Fatalf("rewrite of a valid file does not parse: %v", err)
+		}
+	})
+}
+
+// FuzzLoadArgs checks that any command line (arguments separated by NUL
+// in the input) loads or fails with an error, never a panic, and that a
+// loaded configuration's values pass CONFIG SET's checks again. Command
+// lines naming a configuration file are skipped: the input would choose
+// the file.
+func FuzzLoadArgs(f *testing.F) {
+	f.Add("--port\x007000\x00--slaveof\x00127.0.0.1\x006666")
+	f.Add("--replicaof\x00h\x001\x00--bind\x00127.0.0.1\x00::1\x00--\x00x")
+	f.Add("--port=1\x00--PORT\x002\x00--workers\x008\x00stray")
+	defer func(w io.Writer) { helpOutput = w }(helpOutput)
+	helpOutput = io.Discard
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Split(line, "\x00")
+		for _, a := range args {
+			if a == "-c" || strings.HasPrefix(a, "--config") || strings.HasPrefix(a, "-c") {
+				return
+			}
+		}
+		c, _, err := Load(args, nil)
+		if err != nil {
+			return
+		}
+		for _, name := range c.Names() {
+			v, _ := c.Get(name)
+			if err := c.Override(name, v); err != nil {
+				t.Fatalf("%q loaded, but setting %s to its value %q fails: %v", args, name, v, err)
+			}
 		}
 	})
 }
