@@ -10,8 +10,9 @@ import (
 // rowCacheShards is the number of independently locked parts of the cache.
 const rowCacheShards = 64
 
-// rowSlabBytes is the size of the slabs records are appended to (smaller
-// when a shard's whole budget is smaller).
+// rowSlabBytes is the size of the slabs records are appended to, or a
+// quarter of a shard's budget when that is smaller: a shard must hold a few
+// slabs, or dropping its oldest takes what was just written with it.
 const rowSlabBytes = 64 << 10
 
 // rowRefOverhead approximates what a record costs beyond its bytes in a
@@ -172,7 +173,7 @@ func (s *rowCacheShard) append(limit int64, k, v []byte) rowRef {
 	need := len(k) + len(v)
 	last := len(s.slabs) - 1
 	if last < 0 || cap(s.slabs[last].b)-len(s.slabs[last].b) < need || s.slabs[last].cost()+rowRefOverhead > limit {
-		size := max(min(rowSlabBytes, limit-rowRefOverhead), int64(need))
+		size := max(min(rowSlabBytes, limit/4), int64(need))
 		s.slabs = append(s.slabs, rowSlab{b: make([]byte, 0, size)})
 		s.cost += size
 		last++
