@@ -91,7 +91,7 @@ type ExpireEvents struct {
 // expireKeys deletes the keys of due in ns that are still expired with
 // their indexed times, and drops the index entries that outlived their
 // key's TTL, all in one commit: the batch carries one LogData CmdExpired
-// record before each key's records, as a commit group does, so replicas
+// record before each key's records, as a transaction's does, so replicas
 // apply it atomically and reconstruct each key's events. It holds every
 // key's lock from the re-check to the events and returns how many keys it
 // deleted.
@@ -102,50 +102,42 @@ func (e *Engine) expireKeys(ns string, due []dueEntry, nowMs int64, ev *ExpireEv
 	}
 	unlock := e.Locks.Lock(ns, keys...)
 	defer unlock()
-	var b *Batch
-	add := func(kb *Batch) {
-		if b == nil {
-			b = kb
-		} else {
-			b.merge(kb)
-		}
-	}
+	b := e.NewMultiBatch()
+	records := 0
 	var deleted [][]byte
 	for _, d := range due {
 		m, found, err := e.GetMeta(ns, d.key)
 		if err != nil {
-			if b != nil {
-				b.b.Close()
-			}
+			b.Discard()
 			return 0, err
 		}
+		l := LogData{Type: m.Type, Cmd: CmdExpired}
 		switch {
 		case found && m.ExpireAt == d.ms && m.Expired(nowMs):
 			var rec []byte
 			if ev != nil && ev.Record != nil {
 				rec = ev.Record()
 			}
-			l := LogData{Type: m.Type, Cmd: CmdExpired}
 			if rec != nil {
 				l.Flags |= LogFlagNotify
 			}
-			kb := e.NewBatch(l)
+			b.LogData(l.Encode())
 			if rec != nil {
-				kb.LogData(rec)
+				b.LogData(rec)
 			}
-			kb.DeleteKey(ns, d.key, m)
-			add(kb)
+			b.DeleteKey(ns, d.key, m)
 			deleted = append(deleted, d.key)
 		case found && m.ExpireAt == d.ms:
-			// Not due yet after all.
+			continue // not due yet after all
 		default:
 			// The index entry outlived its key's TTL: drop it alone.
-			kb := e.NewBatch(LogData{Type: m.Type, Cmd: CmdExpired})
-			kb.deleteExpireEntry(ns, d.ms, d.key)
-			add(kb)
+			b.LogData(l.Encode())
+			b.deleteExpireEntry(ns, d.ms, d.key)
 		}
+		records++
 	}
-	if b == nil {
+	if records == 0 {
+		b.Discard()
 		return 0, nil
 	}
 	if _, err := e.Commit(b); err != nil {

@@ -341,7 +341,7 @@ func TestCachedMetaReadsAllocateNothing(t *testing.T) {
 
 // TestExpireSliceResumes checks that expiry slices resume where the last
 // one ended, so that they do not step over the tombstones of the entries
-// they deleted, and that an entry written behind that point (a clock
+// they deleted, that each deletes its keys in one commit, and that an entry written behind that point (a clock
 // stepped back) is still reclaimed once the next scan from the start
 // comes.
 func TestExpireSliceResumes(t *testing.T) {
@@ -360,9 +360,13 @@ func TestExpireSliceResumes(t *testing.T) {
 	now := int64(1000)
 	total := 0
 	for range 10 {
+		before := e.Offset()
 		n, more, err := e.ExpireSlice(now, 10, nil)
 		if err != nil || n != 10 {
 			t.Fatalf("ExpireSlice = %d, %v, %v; want 10", n, more, err)
+		}
+		if commits := e.Offset() - before; commits != 1 {
+			t.Fatalf("a slice of 10 keys took %d commits; want 1", commits)
 		}
 		total += n
 	}
