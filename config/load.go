@@ -55,7 +55,7 @@ var helpOutput io.Writer = os.Stdout
 // absolute path for Rewrite. OnChange hooks are not called for loaded
 // values.
 func Load(args []string, environ []string) (*Config, []string, error) {
-	args, warnings := dropKvrocksFlags(joinFlagValues(args))
+	args, warnings := normalizeFlags(args)
 
 	fs := pflag.NewFlagSet("cairn", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -201,23 +201,38 @@ func envValues(environ []string, below map[string]*value) (map[string]any, []str
 	return out, warnings, nil
 }
 
-// joinFlagValues returns args with the words that follow a --<name>
-// argument, up to the next argument that starts with "--" or is -c or -h,
-// joined by spaces into one value, as redis-server reads its command line,
-// and with an option's alias (--replicaof) replaced by its name. Everything
-// after a "--" argument is left alone.
-func joinFlagValues(args []string) []string {
-	out := make([]string, 0, len(args))
+// normalizeFlags reads the command line as redis-server does: the words
+// after a --<name> argument, up to the next argument that starts with "--"
+// or is -c or -h, make its value, joined by spaces. It returns the
+// arguments with each such value as one argument and an option's alias
+// (--replicaof) replaced by its name, without the flags (and their values)
+// that name a Kvrocks option Cairn does not implement, and one warning for
+// each of those. Everything after a "--" argument is left alone.
+func normalizeFlags(args []string) (out, warnings []string) {
+	out = make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			return append(out, args[i:]...)
+			return append(out, args[i:]...), warnings
 		}
 		if !strings.HasPrefix(a, "--") {
 			out = append(out, a)
 			continue
 		}
 		name, value, hasValue := strings.Cut(a[2:], "=")
+		j := i + 1 // past the flag's words
+		if !hasValue && a != "--help" {
+			for j < len(args) && !strings.HasPrefix(args[j], "--") && args[j] != "-c" && args[j] != "-h" {
+				j++
+			}
+		}
+		words := args[i+1 : j]
+		i = j - 1
+		if IsKvrocksOnly(name) {
+			warnings = append(warnings, fmt.Sprintf("flag --%s: %q is a Kvrocks option that Cairn does not support; ignored",
+				name, strings.ToLower(name)))
+			continue
+		}
 		if o := lookupOption(name); o != nil && o.Name != name {
 			a = "--" + o.Name
 			if hasValue {
@@ -225,48 +240,11 @@ func joinFlagValues(args []string) []string {
 			}
 		}
 		out = append(out, a)
-		if hasValue || a == "--help" {
-			continue
-		}
-		j := i + 1
-		for j < len(args) && !strings.HasPrefix(args[j], "--") && args[j] != "-c" && args[j] != "-h" {
-			j++
-		}
-		if j > i+1 {
-			out = append(out, strings.Join(args[i+1:j], " "))
-			i = j - 1
+		if len(words) > 0 {
+			out = append(out, strings.Join(words, " "))
 		}
 	}
-	return out
-}
-
-// dropKvrocksFlags removes --<name> [value] and --<name>=<value> arguments
-// that name a Kvrocks option Cairn does not implement, with one warning
-// each. Everything after a "--" argument is left alone.
-func dropKvrocksFlags(args []string) ([]string, []string) {
-	var kept, warnings []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			kept = append(kept, args[i:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "--") {
-			kept = append(kept, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(a[2:], "=")
-		if !IsKvrocksOnly(name) {
-			kept = append(kept, a)
-			continue
-		}
-		if !hasValue && i+1 < len(args) {
-			i++ // the flag's value
-		}
-		warnings = append(warnings, fmt.Sprintf("flag --%s: %q is a Kvrocks option that Cairn does not support; ignored",
-			name, strings.ToLower(name)))
-	}
-	return kept, warnings
+	return out, warnings
 }
 
 // Usage returns the text --help prints: the command-line syntax and every
