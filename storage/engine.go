@@ -233,16 +233,26 @@ const memTableSize = 16 << 20
 // paced sstable writers (pacing.go), tables kept to one keyspace, bloom
 // filters.
 func (e *Engine) pebbleOptions() *pebble.Options {
+	log := pebbleLogger{e.log.Named("pebble")}
 	po := &pebble.Options{
 		Cache:              e.cache,
 		Comparer:           e.pacedComparer(),
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{e.log.Named("pebble")},
+		Logger:             log,
 		MemTableSize:       memTableSize,
 		FS:                 pacedFS{FS: vfs.Default, e: e},
 		WALBytesPerSync:    walBytesPerSync,
 	}
 	po.Experimental.SpanPolicyFunc = keyspaceSpan
+	// At log-level debug, each flush, compaction and new WAL is logged
+	// with its timing, to line up with a latency trace (docs/performance.md).
+	po.EventListener = &pebble.EventListener{
+		FlushBegin:      func(i pebble.FlushInfo) { log.Infof("%s", i) },
+		FlushEnd:        func(i pebble.FlushInfo) { log.Infof("%s", i) },
+		CompactionBegin: func(i pebble.CompactionInfo) { log.Infof("%s", i) },
+		CompactionEnd:   func(i pebble.CompactionInfo) { log.Infof("%s", i) },
+		WALCreated:      func(i pebble.WALCreateInfo) { log.Infof("%s", i) },
+	}
 	filter := pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = filter
@@ -648,7 +658,9 @@ func (e *Engine) ScanExpiring(ns string, fromMs, untilMs int64, fn func(expireAt
 type pebbleLogger struct{ l hclog.Logger }
 
 func (p pebbleLogger) Infof(format string, args ...interface{}) {
-	p.l.Debug(fmt.Sprintf(format, args...))
+	if p.l.IsDebug() {
+		p.l.Debug(fmt.Sprintf(format, args...))
+	}
 }
 func (p pebbleLogger) Errorf(format string, args ...interface{}) {
 	p.l.Error(fmt.Sprintf(format, args...))
