@@ -61,8 +61,10 @@ func (e *Env) InstallFaults() {
 const errDebugDisabled = "ERR DEBUG command not allowed. Cairn enables it only for tests (CAIRN_DEBUG_FAULTS=1 at start-up)."
 
 // cmdDebug implements DEBUG COMMIT-FAULT <n> (the next n commits fail as
-// a storage fault would) and DEBUG COMMIT-PAUSE <ms> (the next committed
-// write waits before it publishes and releases its keys).
+// a storage fault would), DEBUG COMMIT-PAUSE <ms> (the next committed
+// write waits before it publishes and releases its keys) and DEBUG
+// WAL-FAULT 1 (the next write or sync of the WAL fails with an I/O error,
+// which is fatal: the server exits with status 1).
 func cmdDebug(c *Ctx) {
 	f := c.Env.Faults
 	if f == nil || !f.Enabled {
@@ -82,6 +84,10 @@ func cmdDebug(c *Ctx) {
 		f.failCommits.Store(n)
 	case "commit-pause":
 		f.pauseMillis.Store(n)
+	case "wal-fault":
+		if n > 0 {
+			c.Env.Store.InjectWALFault()
+		}
 	default:
 		c.W.Error(errSyntax)
 		return

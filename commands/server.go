@@ -229,6 +229,7 @@ func (c *Ctx) infoSection(name string) string {
 		field("pebble_disk_bytes", l.DiskBytes)
 		field("row_cache_hits", l.RowCacheHits)
 		field("row_cache_misses", l.RowCacheMisses)
+		field("wal_synced_offset", e.Store.SyncedOffset())
 	case "stats":
 		s := e.Stats
 		b.WriteString("# Stats\r\n")

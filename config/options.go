@@ -186,7 +186,7 @@ var options = []Option{
 	},
 	{
 		Name: "rocksdb.write_options.sync", Kind: KindBool, Default: "no", Mutable: true,
-		Doc: "Whether every write waits for its WAL record to be synced to disk.",
+		Doc: "Whether every write waits for its WAL record to be synced to disk (with no, the WAL is written out and synced once a second).",
 	},
 }
 

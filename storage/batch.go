@@ -302,11 +302,13 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 		if r.pb != nil {
 			err := r.pb.SyncWait()
 			r.pb.Close()
-			if err != nil {
-				for _, f := range r.ws {
-					if f.err == nil {
-						f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
-					}
+			for _, f := range r.ws {
+				switch {
+				case f.err != nil:
+				case err != nil:
+					f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
+				default:
+					e.noteSynced(f.offset)
 				}
 			}
 		}

@@ -47,6 +47,12 @@ type Options struct {
 	RowCacheBytes int64
 	// Logger receives the engine's and Pebble's messages; nil discards them.
 	Logger hclog.Logger
+	// Fatal is called with a storage fault the engine cannot continue
+	// from: a failed write or sync of the WAL, or a condition Pebble
+	// reports as fatal. Nil logs the fault and exits the process with
+	// status 1, DESIGN.md's policy; a test may record it instead, but the
+	// engine is then unusable.
+	Fatal func(error)
 }
 
 // CommitHook is called inside the commit critical section after a batch
@@ -108,6 +114,13 @@ type Engine struct {
 	// engine opened (pacedComparer).
 	applying atomic.Bool
 	versions atomic.Uint64
+	// walFaults is set by InjectWALFault (tests only).
+	walFaults atomic.Bool
+	// synced is SyncedOffset; stopSync and syncDone stop syncLoop.
+	synced    atomic.Uint64
+	stopSync  chan struct{}
+	syncDone  chan struct{}
+	closeSync sync.Once
 
 	// expireFrom is, per namespace, the expiry time from which ExpireSlice
 	// scans the index (see there); expireRescanAt when it next scans from
@@ -154,6 +167,9 @@ func Open(opts Options) (*Engine, error) {
 		e.cache.Unref()
 		return nil, err
 	}
+	e.synced.Store(e.offset) // replayed from the files
+	e.stopSync, e.syncDone = make(chan struct{}), make(chan struct{})
+	go e.syncLoop(e.stopSync, e.syncDone)
 	return e, nil
 }
 
@@ -233,7 +249,7 @@ const memTableSize = 16 << 20
 // paced sstable writers (pacing.go), tables kept to one keyspace, bloom
 // filters.
 func (e *Engine) pebbleOptions() *pebble.Options {
-	log := pebbleLogger{e.log.Named("pebble")}
+	log := pebbleLogger{l: e.log.Named("pebble"), fatal: e.fatal}
 	po := &pebble.Options{
 		Cache:              e.cache,
 		Comparer:           e.pacedComparer(),
@@ -360,6 +376,10 @@ func (e *Engine) load() error {
 // Close stops further commits and closes Pebble. Commits that already
 // entered the critical section finish first.
 func (e *Engine) Close() error {
+	e.closeSync.Do(func() {
+		close(e.stopSync)
+		<-e.syncDone
+	})
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	if e.closed.Swap(true) {
@@ -652,10 +672,13 @@ func (e *Engine) ScanExpiring(ns string, fromMs, untilMs int64, fn func(expireAt
 }
 
 // pebbleLogger adapts hclog to Pebble's Logger. Pebble's Fatalf is for
-// conditions it cannot continue from (a failed WAL write among them): it
-// logs and exits the process, which DESIGN.md makes our policy for storage
-// faults.
-type pebbleLogger struct{ l hclog.Logger }
+// conditions it cannot continue from (a failed commit among them): they go
+// to the engine's fatal handler, which by default logs and exits the
+// process, DESIGN.md's policy for storage faults.
+type pebbleLogger struct {
+	l     hclog.Logger
+	fatal func(error)
+}
 
 func (p pebbleLogger) Infof(format string, args ...interface{}) {
 	if p.l.IsDebug() {
@@ -666,6 +689,5 @@ func (p pebbleLogger) Errorf(format string, args ...interface{}) {
 	p.l.Error(fmt.Sprintf(format, args...))
 }
 func (p pebbleLogger) Fatalf(format string, args ...interface{}) {
-	p.l.Error("fatal storage error: " + fmt.Sprintf(format, args...))
-	os.Exit(1)
+	p.fatal(fmt.Errorf("storage: %s", fmt.Sprintf(format, args...)))
 }

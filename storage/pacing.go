@@ -40,19 +40,34 @@ const (
 )
 
 // pacedFS is the filesystem the engine gives Pebble: fs with its sstable
-// files paced for e.
+// files paced for e, and its WAL files' faults fatal (walFile).
 type pacedFS struct {
 	vfs.FS
 	e *Engine
 }
 
-// Create creates name, paced when it is an sstable.
+// Create creates name, paced when it is an sstable, and with its faults
+// fatal when it is a WAL (walFile).
 func (fs pacedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, category)
-	if err != nil || !strings.HasSuffix(name, ".sst") {
+	switch {
+	case err != nil:
+		return f, err
+	case category == walCategory:
+		return &walFile{File: f, e: fs.e, name: name}, nil
+	case strings.HasSuffix(name, ".sst"):
+		return &pacedFile{File: f, e: fs.e}, nil
+	}
+	return f, nil
+}
+
+// ReuseForWrite recycles an old WAL as newname (see Create).
+func (fs pacedFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err != nil || category != walCategory {
 		return f, err
 	}
-	return &pacedFile{File: f, e: fs.e}, nil
+	return &walFile{File: f, e: fs.e, name: newname}, nil
 }
 
 // pacedFile is an sstable being written by a flush or a compaction.

@@ -80,6 +80,7 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 	if err := os.RemoveAll(filepath.Join(e.opts.Dir, old)); err != nil {
 		e.log.Warn("could not remove the replaced database", "dir", old, "error", err)
 	}
+	e.synced.Store(e.offset) // the checkpoint's data is in its sstables
 	e.log.Info("installed full sync", "dir", next, "offset", e.offset, "namespaces", len(e.namespaces))
 	return e.offset, nil
 }
@@ -105,6 +106,7 @@ func (e *Engine) SyncCommitted() (uint64, error) {
 	if err := e.db.LogData(nil, pebble.Sync); err != nil {
 		return 0, fmt.Errorf("storage: sync committed batches: %w", err)
 	}
+	e.noteSynced(off)
 	return off, nil
 }
 

@@ -194,6 +194,19 @@ func (n *Node) Stop() {
 	}
 }
 
+// WaitExit waits up to timeout for the process to exit by itself and
+// returns its exit code (-1 when a signal ended it); ok is false if it is
+// still running.
+func (n *Node) WaitExit(timeout time.Duration) (code int, ok bool) {
+	select {
+	case err := <-n.exit:
+		n.exit <- err
+		return n.cmd.ProcessState.ExitCode(), true
+	case <-time.After(timeout):
+		return 0, false
+	}
+}
+
 // Kill sends SIGKILL and waits for the process to go.
 func (n *Node) Kill() { n.Signal(syscall.SIGKILL, 10*time.Second) }
 

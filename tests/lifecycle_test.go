@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -241,6 +242,115 @@ func TestKill9WithSyncLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged writes survived kill -9", count)
+}
+
+// With sync no, Pebble keeps the WAL's last block in memory until it fills;
+// the engine writes it out and syncs it in the background once a second,
+// so a write made before a quiet spell survives kill -9 once INFO's
+// wal_synced_offset has reached the write's offset (master_repl_offset).
+func TestKill9WithoutSyncKeepsWritesTheBackgroundSyncCovered(t *testing.T) {
+	n := StartCairn(t)
+	rdb := n.Client()
+	c := ctx(t)
+	if err := rdb.Set(c, "quiet", "spell", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := strconv.ParseUint(infoField(t, rdb, "replication", "master_repl_offset"), 10, 64)
+	waitFor(t, 20*time.Second, "the background WAL sync to cover the write", func() bool {
+		synced, _ := strconv.ParseUint(infoField(t, rdb, "persistence", "wal_synced_offset"), 10, 64)
+		return synced >= off
+	})
+	n.Kill()
+	n.Restart()
+	if v, err := n.Client().Get(c, "quiet").Result(); err != nil || v != "spell" {
+		t.Fatalf("a write the background sync covered was lost to kill -9: %q %v", v, err)
+	}
+}
+
+// A WAL write or sync that fails, as on a failing disk, is fatal at once:
+// the server logs it and exits with status 1 while writers are busy, the
+// writes it cut off get no reply, and with sync yes every acknowledged
+// write is there after a restart.
+func TestWALFaultIsFatalAndLosesNoAcknowledgedWrite(t *testing.T) {
+	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"}, "--rocksdb.write_options.sync", "yes")
+	c := ctx(t)
+	const writers = 8
+	acked := make(chan string, writers*20000)
+	done := make(chan struct{}, writers)
+	for w := range writers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			rdb := n.Client()
+			for i := range 20000 {
+				k := fmt.Sprintf("w%d:%d", w, i)
+				if err := rdb.Set(c, k, k, 0).Err(); err != nil {
+					return // cut off by the exit: not acknowledged
+				}
+				acked <- k
+			}
+		}()
+	}
+	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(acked) > 500 })
+	injectWALFault(t, n)
+	code, exited := n.WaitExit(20 * time.Second)
+	if !exited || code != 1 {
+		t.Fatalf("after a WAL fault under load: exited %v, code %d, want 1; log:\n%s", exited, code, n.Log.String())
+	}
+	for range writers {
+		<-done
+	}
+	close(acked)
+	if log := n.Log.String(); !strings.Contains(log, "fatal storage error") || !strings.Contains(log, "injected disk fault") {
+		t.Fatalf("the log does not report the fault:\n%s", log)
+	}
+	n.Restart()
+	rdb := n.Client()
+	count := 0
+	for k := range acked {
+		count++
+		if v, err := rdb.Get(c, k).Result(); err != nil || v != k {
+			t.Fatalf("acknowledged write %s lost after a WAL fault: %q %v", k, v, err)
+		}
+	}
+	t.Logf("%d acknowledged writes survived the WAL fault", count)
+}
+
+// With sync no, Pebble writes the WAL out in the background, a 32 KB
+// block at a time, after the replies: a fault there is fatal all the
+// same, at once, not at some later commit.
+func TestWALFaultWithoutSyncIsFatal(t *testing.T) {
+	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"})
+	rdb := n.Client()
+	c := ctx(t)
+	if err := rdb.Set(c, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	injectWALFault(t, n)
+	// A value larger than a block makes the write-out happen now; it
+	// fails, and a reply may or may not come first.
+	rdb.Set(c, "after", strings.Repeat("v", 64<<10), 0)
+	code, exited := n.WaitExit(20 * time.Second)
+	if !exited || code != 1 {
+		t.Fatalf("after a WAL fault: exited %v, code %d, want 1; log:\n%s", exited, code, n.Log.String())
+	}
+	if !strings.Contains(n.Log.String(), "fatal storage error") {
+		t.Fatalf("the log does not report the fault:\n%s", n.Log.String())
+	}
+	n.Restart()
+	if got := n.Client().Ping(c).Val(); got != "PONG" {
+		t.Fatalf("PING after restart = %q", got)
+	}
+}
+
+// injectWALFault arms DEBUG WAL-FAULT. Its reply may be lost if a
+// concurrent write reaches the WAL first and the server exits, but an
+// error reply (DEBUG disabled) fails the test.
+func injectWALFault(t *testing.T, n *Node) {
+	t.Helper()
+	err := n.Client().Do(ctx(t), "DEBUG", "WAL-FAULT", "1").Err()
+	if _, isReply := err.(redis.Error); isReply {
+		t.Fatalf("DEBUG WAL-FAULT: %v", err)
+	}
 }
 
 func TestConcurrentIncrIsAtomic(t *testing.T) {
