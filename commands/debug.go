@@ -63,7 +63,8 @@ const errDebugDisabled = "ERR DEBUG command not allowed. Cairn enables it only f
 // cmdDebug implements DEBUG COMMIT-FAULT <n> (the next n commits fail as
 // a storage fault would), DEBUG COMMIT-PAUSE <ms> (the next committed
 // write waits before it publishes and releases its keys) and DEBUG
-// WAL-FAULT 1 (the next write or sync of the WAL fails with an I/O error,
+// WAL-FAULT 1 and DEBUG TABLE-FAULT 1 (the next write or sync of the WAL,
+// or the next write of an sstable, fails as on a failing or full disk,
 // which is fatal: the server exits with status 1).
 func cmdDebug(c *Ctx) {
 	f := c.Env.Faults
@@ -87,6 +88,10 @@ func cmdDebug(c *Ctx) {
 	case "wal-fault":
 		if n > 0 {
 			c.Env.Store.InjectWALFault()
+		}
+	case "table-fault":
+		if n > 0 {
+			c.Env.Store.InjectTableFault()
 		}
 	default:
 		c.W.Error(errSyntax)

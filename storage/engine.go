@@ -114,8 +114,9 @@ type Engine struct {
 	// engine opened (pacedComparer).
 	applying atomic.Bool
 	versions atomic.Uint64
-	// walFaults is set by InjectWALFault (tests only).
-	walFaults atomic.Bool
+	// walFaults and tableFaults are set by InjectWALFault and
+	// InjectTableFault (tests only).
+	walFaults, tableFaults atomic.Bool
 	// synced is SyncedOffset; stopSync and syncDone stop syncLoop.
 	synced    atomic.Uint64
 	stopSync  chan struct{}
@@ -268,6 +269,7 @@ func (e *Engine) pebbleOptions() *pebble.Options {
 		CompactionBegin: func(i pebble.CompactionInfo) { log.Infof("%s", i) },
 		CompactionEnd:   func(i pebble.CompactionInfo) { log.Infof("%s", i) },
 		WALCreated:      func(i pebble.WALCreateInfo) { log.Infof("%s", i) },
+		BackgroundError: e.backgroundError,
 	}
 	filter := pacedFilterPolicy{FilterPolicy: bloom.FilterPolicy(10), e: e}
 	for i := range po.Levels {

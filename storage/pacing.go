@@ -78,6 +78,9 @@ type pacedFile struct {
 
 // Write writes p, then paces the calling goroutine (see pacedFS).
 func (f *pacedFile) Write(p []byte) (int, error) {
+	if err := f.e.tableFault(); err != nil {
+		return 0, err
+	}
 	n, err := f.File.Write(p)
 	f.e.pace()
 	return n, err

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -133,12 +134,42 @@ func (f *walFile) fail(op string, err error) error {
 // WAL-FAULT). Like a real one, the fault is fatal (Options.Fatal).
 func (e *Engine) InjectWALFault() { e.walFaults.Store(true) }
 
+// InjectTableFault makes the next write of an sstable (by a flush or a
+// compaction) fail as on a full disk (a test-only hook behind DEBUG
+// TABLE-FAULT). Like a real one, the fault is fatal (backgroundError).
+func (e *Engine) InjectTableFault() { e.tableFaults.Store(true) }
+
 // walFault returns the injected fault once after InjectWALFault, else nil.
 func (e *Engine) walFault() error {
 	if !e.walFaults.Load() || !e.walFaults.CompareAndSwap(true, false) {
 		return nil
 	}
 	return fmt.Errorf("injected disk fault: %w", syscall.EIO)
+}
+
+// tableFault returns the injected fault once after InjectTableFault, else
+// nil.
+func (e *Engine) tableFault() error {
+	if !e.tableFaults.Load() || !e.tableFaults.CompareAndSwap(true, false) {
+		return nil
+	}
+	return fmt.Errorf("injected disk fault: %w", syscall.ENOSPC)
+}
+
+// backgroundError handles an error of a flush or a compaction, which Pebble
+// retries. A disk that is full, read-only or failing does not recover by
+// itself, and meanwhile memtables and level-0 tables pile up until writes
+// stall for good (and Open, which waits for the flush of the WAL it
+// replays, never returns): such a fault is fatal, with a log line naming
+// it. Other errors are logged and left to Pebble's retries.
+func (e *Engine) backgroundError(err error) {
+	for _, fault := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, fault) {
+			e.fatal(fmt.Errorf("storage: flush or compaction: %w", err))
+			return
+		}
+	}
+	e.log.Error("pebble background error", "error", err)
 }
 
 // fatal handles a storage fault the engine cannot continue from:

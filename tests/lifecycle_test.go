@@ -291,7 +291,7 @@ func TestWALFaultIsFatalAndLosesNoAcknowledgedWrite(t *testing.T) {
 		}()
 	}
 	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(acked) > 500 })
-	injectWALFault(t, n)
+	injectFault(t, n, "WAL-FAULT")
 	code, exited := n.WaitExit(20 * time.Second)
 	if !exited || code != 1 {
 		t.Fatalf("after a WAL fault under load: exited %v, code %d, want 1; log:\n%s", exited, code, n.Log.String())
@@ -325,7 +325,7 @@ func TestWALFaultWithoutSyncIsFatal(t *testing.T) {
 	if err := rdb.Set(c, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	injectWALFault(t, n)
+	injectFault(t, n, "WAL-FAULT")
 	// A value larger than a block makes the write-out happen now; it
 	// fails, and a reply may or may not come first.
 	rdb.Set(c, "after", strings.Repeat("v", 64<<10), 0)
@@ -342,12 +342,43 @@ func TestWALFaultWithoutSyncIsFatal(t *testing.T) {
 	}
 }
 
-// injectWALFault arms DEBUG WAL-FAULT. Its reply may be lost if a
-// concurrent write reaches the WAL first and the server exits, but an
-// error reply (DEBUG disabled) fails the test.
-func injectWALFault(t *testing.T, n *Node) {
+// A flush that fails as on a full disk is fatal too: left to Pebble's
+// retries, memtables would pile up until writes stalled for good.
+func TestTableFaultIsFatal(t *testing.T) {
+	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"})
+	rdb := n.Client()
+	c := ctx(t)
+	if err := rdb.Set(c, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	injectFault(t, n, "TABLE-FAULT")
+	// 24 MB of values overflow the 16 MB memtable, whose flush then
+	// writes an sstable.
+	val := strings.Repeat("v", 1<<20)
+	for i := range 24 {
+		if rdb.Set(c, fmt.Sprintf("big:%d", i), val, 0).Err() != nil {
+			break // cut off by the exit
+		}
+	}
+	code, exited := n.WaitExit(20 * time.Second)
+	if !exited || code != 1 {
+		t.Fatalf("after an sstable fault: exited %v, code %d, want 1; log:\n%s", exited, code, n.Log.String())
+	}
+	if log := n.Log.String(); !strings.Contains(log, "fatal storage error") || !strings.Contains(log, "no space left on device") {
+		t.Fatalf("the log does not report the fault:\n%s", log)
+	}
+	n.Restart()
+	if v, err := n.Client().Get(c, "before").Result(); err != nil || v != "1" {
+		t.Fatalf("before = %q %v after restart", v, err)
+	}
+}
+
+// injectFault arms DEBUG <fault> 1. Its reply may be lost if a concurrent
+// write meets the fault first and the server exits, but an error reply
+// (DEBUG disabled) fails the test.
+func injectFault(t *testing.T, n *Node, fault string) {
 	t.Helper()
-	err := n.Client().Do(ctx(t), "DEBUG", "WAL-FAULT", "1").Err()
+	err := n.Client().Do(ctx(t), "DEBUG", fault, "1").Err()
 	if _, isReply := err.(redis.Error); isReply {
 		t.Fatalf("DEBUG WAL-FAULT: %v", err)
 	}

@@ -148,7 +148,7 @@ func run() int {
 	})
 	env.Repl = node
 	if os.Getenv("CAIRN_DEBUG_FAULTS") == "1" {
-		log.Warn("test-only fault injection is enabled (CAIRN_DEBUG_FAULTS=1): DEBUG COMMIT-FAULT, COMMIT-PAUSE and WAL-FAULT work")
+		log.Warn("test-only fault injection is enabled (CAIRN_DEBUG_FAULTS=1): DEBUG COMMIT-FAULT, COMMIT-PAUSE, WAL-FAULT and TABLE-FAULT work")
 		env.InstallFaults()
 	}
 	if err := env.LoadNamespaces(); err != nil {
