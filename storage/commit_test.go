@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -122,4 +124,43 @@ func TestConcurrentCommitsShareABatch(t *testing.T) {
 	if !slices.Equal(trace, wantTrace) {
 		t.Errorf("shared batch records:\n got %q\nwant %q", trace, wantTrace)
 	}
+}
+
+// TestWALFaultIsFatal injects a failing WAL write under a synced commit:
+// the engine's fatal handler receives the I/O error, and the commit fails
+// rather than be acknowledged.
+func TestWALFaultIsFatal(t *testing.T) {
+	faults := make(chan error, 8)
+	record := func(err error) {
+		select {
+		case faults <- err:
+		default:
+		}
+	}
+	e, err := Open(Options{Dir: t.TempDir(), Sync: true, Fatal: record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(key string) error {
+		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		b.PutMeta("", []byte(key), nil, Metadata{Type: TypeString, Value: []byte("v")})
+		_, err := e.Commit(b)
+		return err
+	}
+	if err := set("before"); err != nil {
+		t.Fatal(err)
+	}
+	e.InjectWALFault()
+	if err := set("after"); err == nil {
+		t.Fatal("a commit whose WAL write failed was acknowledged")
+	}
+	select {
+	case err := <-faults:
+		if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "WAL") {
+			t.Fatalf("fatal handler got %v, want the WAL's EIO", err)
+		}
+	default:
+		t.Fatal("the fatal handler was not called")
+	}
+	e.Close() // Pebble may report more of the failed WAL: the handler records it
 }

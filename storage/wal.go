@@ -88,37 +88,31 @@ func (f *walFile) Write(p []byte) (int, error) {
 }
 
 // Sync syncs the WAL; an error is fatal.
-func (f *walFile) Sync() error {
-	if err := f.e.walFault(); err != nil {
-		return f.fail("sync", err)
-	}
-	if err := f.File.Sync(); err != nil {
-		return f.fail("sync", err)
-	}
-	return nil
-}
+func (f *walFile) Sync() error { return f.sync(f.File.Sync) }
 
 // SyncData syncs the WAL's data; an error is fatal.
-func (f *walFile) SyncData() error {
-	if err := f.e.walFault(); err != nil {
-		return f.fail("sync", err)
+func (f *walFile) SyncData() error { return f.sync(f.File.SyncData) }
+
+// SyncTo syncs the WAL up to length; an error is fatal.
+func (f *walFile) SyncTo(length int64) (full bool, err error) {
+	err = f.sync(func() (err error) {
+		full, err = f.File.SyncTo(length)
+		return err
+	})
+	return full, err
+}
+
+// sync runs one of the file's syncs, unless a fault is injected; an error
+// is fatal.
+func (f *walFile) sync(op func() error) error {
+	err := f.e.walFault()
+	if err == nil {
+		err = op()
 	}
-	if err := f.File.SyncData(); err != nil {
+	if err != nil {
 		return f.fail("sync", err)
 	}
 	return nil
-}
-
-// SyncTo syncs the WAL up to length; an error is fatal.
-func (f *walFile) SyncTo(length int64) (bool, error) {
-	if err := f.e.walFault(); err != nil {
-		return false, f.fail("sync", err)
-	}
-	full, err := f.File.SyncTo(length)
-	if err != nil {
-		return full, f.fail("sync", err)
-	}
-	return full, nil
 }
 
 // fail reports a failed operation on the WAL as fatal and returns its
