@@ -13,10 +13,11 @@ import (
 
 // Subscriber is one connection's receiving end. The server implements it.
 type Subscriber interface {
-	// Deliver enqueues m for the connection. It is called with the Hub's
-	// read lock held, so it must not block and must not call back into
-	// the Hub; a subscriber that cannot keep up closes its connection
-	// asynchronously and is dropped when that connection ends.
+	// Deliver enqueues a copy of m's frame for the connection: m is
+	// valid only until Deliver returns (the Hub reuses it). It is called
+	// with the Hub's read lock held, so it must not block and must not
+	// call back into the Hub; a subscriber that cannot keep up closes its
+	// connection asynchronously and is dropped when that connection ends.
 	Deliver(m *Message)
 }
 
@@ -250,9 +251,11 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	n := 0
-	var p publication
+	var m *Message // one for the whole publication, reset for each entry
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		n += e.deliver(p.message(KindChannel, nil, channel, payload), ns)
+		m = publication(channel, payload)
+		m.reset(KindChannel, nil)
+		n += e.deliver(m, ns)
 	}
 	for _, i := range h.prefixLens {
 		if i > len(channel) {
@@ -260,9 +263,16 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
 			if glob.Match(e.name, channel, false) {
-				n += e.deliver(p.message(KindPattern, e.name, channel, payload), ns)
+				if m == nil {
+					m = publication(channel, payload)
+				}
+				m.reset(KindPattern, e.name)
+				n += e.deliver(m, ns)
 			}
 		}
+	}
+	if m != nil {
+		m.release()
 	}
 	return n
 }
@@ -317,8 +327,10 @@ func (h *Hub) PublishShard(channel, payload []byte) int {
 	if e == nil {
 		return 0
 	}
-	var p publication
-	return e.deliver(p.message(KindShard, nil, channel, payload), nil)
+	m := publication(channel, payload)
+	m.reset(KindShard, nil)
+	defer m.release()
+	return e.deliver(m, nil)
 }
 
 // deliver hands m to every subscriber of e (of namespace *ns only, when ns

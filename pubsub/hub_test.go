@@ -181,69 +181,49 @@ func TestChurnKeepsEveryoneElseSubscribed(t *testing.T) {
 	}
 }
 
-// keeper is a Subscriber that keeps the messages to encode them later.
-type keeper struct{ msgs []*Message }
+// keeper is a Subscriber that keeps each message's frames, RESP2 then
+// RESP3, or RESP3 first when resp3First.
+type keeper struct {
+	resp3First bool
+	frames     []string
+}
 
-func (k *keeper) Deliver(m *Message) { k.msgs = append(k.msgs, m) }
-
-// TestPublishCopiesCallersBuffers publishes from a buffer it then
-// overwrites: the messages, matched by a channel and two patterns, keep
-// what was published.
-func TestPublishCopiesCallersBuffers(t *testing.T) {
-	h := NewHub()
-	k := &keeper{}
-	h.Subscribe(k, KindChannel, []byte("news"))
-	h.Subscribe(k, KindPattern, []byte("n*"))
-	h.Subscribe(k, KindPattern, []byte("*s"))
-	buf := []byte("newshi")
-	if n := h.Publish(buf[:4], buf[4:]); n != 3 {
-		t.Fatalf("receivers = %d, want 3", n)
+func (k *keeper) Deliver(m *Message) {
+	if k.resp3First {
+		r3 := string(m.Frame(3))
+		k.frames = append(k.frames, string(m.Frame(2)), r3)
+		return
 	}
-	copy(buf, "XXXXXX")
-	want := []string{
-		"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
-		"*4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
-		"*4\r\n$8\r\npmessage\r\n$2\r\n*s\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
-	}
-	var got []string
-	for _, m := range k.msgs {
-		got = append(got, string(m.Frame(2)))
-	}
-	slices.Sort(got) // the order of patterns is the prefix index's
-	slices.Sort(want)
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("messages %q\nwant %q", got, want)
-	}
+	k.frames = append(k.frames, string(m.Frame(2)), string(m.Frame(3)))
 }
 
 // TestPublishFramesInBothProtocols checks the frames of every message of
-// a publication, in RESP2 and RESP3, after the publisher overwrote its
-// buffers: the later messages take channel and payload from the first
-// one's frame, whatever their lengths.
+// publications that reuse one Message (and its frame buffers) for a
+// channel and a pattern, in both protocols encoded in either order, with
+// payloads that grow and shrink from one publication to the next, and
+// with the publisher overwriting its buffer after each.
 func TestPublishFramesInBothProtocols(t *testing.T) {
-	for _, payload := range []string{"", "x", strings.Repeat("p", 123)} {
+	for _, resp3First := range []bool{false, true} {
 		h := NewHub()
-		k := &keeper{}
+		k := &keeper{resp3First: resp3First}
 		h.Subscribe(k, KindChannel, []byte("chan"))
 		h.Subscribe(k, KindPattern, []byte("ch*"))
-		buf := []byte("chan" + payload)
-		if n := h.Publish(buf[:4], buf[4:]); n != 2 {
-			t.Fatalf("receivers = %d, want 2", n)
+		var want []string
+		for _, payload := range []string{"", strings.Repeat("p", 123), "x", strings.Repeat("q", 70<<10), "y"} {
+			buf := []byte("chan" + payload)
+			if n := h.Publish(buf[:4], buf[4:]); n != 2 {
+				t.Fatalf("receivers = %d, want 2", n)
+			}
+			copy(buf, strings.Repeat("X", len(buf)))
+			bulk := fmt.Sprintf("$%d\r\n%s\r\n", len(payload), payload)
+			want = append(want,
+				"*3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n"+bulk,
+				">3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n"+bulk,
+				"*4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n"+bulk,
+				">4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n"+bulk)
 		}
-		copy(buf, strings.Repeat("X", len(buf)))
-		bulk := fmt.Sprintf("$%d\r\n%s\r\n", len(payload), payload)
-		want := []string{
-			"*3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n" + bulk,
-			">3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n" + bulk,
-			"*4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n" + bulk,
-			">4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$4\r\nchan\r\n" + bulk,
-		}
-		var got []string
-		for _, m := range k.msgs {
-			got = append(got, string(m.Frame(2)), string(m.Frame(3)))
-		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Fatalf("payload %q: frames %q\nwant %q", payload, got, want)
+		if !slices.Equal(k.frames, want) {
+			t.Fatalf("resp3 first %v: frames %.300q\nwant %.300q", resp3First, k.frames, want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package pubsub
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Kind names the three kinds of subscription Redis has.
 type Kind uint8
@@ -16,64 +19,76 @@ const (
 	KindShard
 )
 
-// Message is one published message as a subscriber receives it. Its RESP
-// frames are encoded once per protocol, on first use or (the RESP2 frame
-// of a publication's first message) when the message is built, and then
-// shared by every subscriber; they must not be modified. A Message is
-// built and encoded by the publishing goroutine only.
+// Message is one published message as a subscriber receives it. It is
+// valid only while Deliver runs: the Hub reuses the Message and its frames
+// for the next message, so a subscriber copies what it keeps. Its RESP
+// frames are encoded on first use, once per protocol, and shared by every
+// subscriber of the same channel or pattern; they must not be modified.
 type Message struct {
 	kind    Kind // KindChannel: "message", KindPattern: "pmessage", KindShard: "smessage"
 	pattern []byte
-	channel []byte
-	payload []byte
-	frames  [2][]byte // RESP2, RESP3
+	channel []byte    // in data
+	payload []byte    // in data
+	data    []byte    // the Hub's copy of the publication's channel and payload
+	frames  [2][]byte // RESP2, RESP3; encoded[i] says frames[i] is this message's
+	encoded [2]bool
 }
 
-// publication holds the hub's copy of one publication's channel and
-// payload, made when the first message that has a receiver is built and
-// shared by every message of the publication, so publishers may pass
-// buffers they reuse (and the compiler can keep them on the stack). The
-// copy is that first message's RESP2 frame, encoded at once: channel and
-// payload are slices of it, so a message to a RESP2 subscriber costs its
-// frame and nothing more.
-type publication struct {
-	made             bool
-	channel, payload []byte // slices of the first message's RESP2 frame
-}
+// maxPooledFrame is the largest frame buffer a pooled Message keeps, so a
+// rare large message does not pin its buffer.
+const maxPooledFrame = 64 << 10
 
-// message returns channel and payload as a message of kind (for pattern).
-// Every call of one publication passes the same channel and payload.
-func (p *publication) message(kind Kind, pattern, channel, payload []byte) *Message {
-	m := &Message{kind: kind, pattern: pattern}
-	if !p.made {
-		f, at := encode(false, kind, pattern, channel, payload)
-		p.channel = f[at : at+len(channel) : at+len(channel)]
-		end := len(f) - 2 // the payload's bulk string ends the frame
-		p.payload = f[end-len(payload) : end : end]
-		p.made = true
-		m.frames[0] = f
-	}
-	m.channel, m.payload = p.channel, p.payload
+// messages recycles Messages and their frame buffers across publications.
+var messages = sync.Pool{New: func() any { return new(Message) }}
+
+// publication returns a pooled Message holding a copy of channel and
+// payload (so that publishers may pass buffers on their stack, which
+// would otherwise escape into the pool).
+func publication(channel, payload []byte) *Message {
+	m := messages.Get().(*Message)
+	m.data = append(append(m.data[:0], channel...), payload...)
+	m.channel, m.payload = m.data[:len(channel):len(channel)], m.data[len(channel):]
 	return m
 }
 
+// reset makes m the message of kind (with pattern, for KindPattern) of its
+// publication.
+func (m *Message) reset(kind Kind, pattern []byte) {
+	m.kind, m.pattern = kind, pattern
+	m.encoded = [2]bool{}
+}
+
+// release returns m to the pool, without large buffers.
+func (m *Message) release() {
+	m.pattern, m.channel, m.payload = nil, nil, nil
+	if cap(m.data) > maxPooledFrame {
+		m.data = nil
+	}
+	for i := range m.frames {
+		if cap(m.frames[i]) > maxPooledFrame {
+			m.frames[i] = nil
+		}
+	}
+	messages.Put(m)
+}
+
 // Frame returns the message encoded for a RESP2 (proto 2) or RESP3
-// (proto 3) connection.
+// (proto 3) connection, valid while Deliver runs.
 func (m *Message) Frame(proto int) []byte {
 	i := 0
 	if proto == 3 {
 		i = 1
 	}
-	if m.frames[i] == nil {
-		m.frames[i], _ = encode(proto == 3, m.kind, m.pattern, m.channel, m.payload)
+	if !m.encoded[i] {
+		m.frames[i] = appendFrame(m.frames[i][:0], proto == 3, m.kind, m.pattern, m.channel, m.payload)
+		m.encoded[i] = true
 	}
 	return m.frames[i]
 }
 
-// encode returns the frame of a message of kind with pattern, channel
-// and payload, for RESP3 (resp3) or RESP2, and the index in the frame of
-// the channel's first byte.
-func encode(resp3 bool, kind Kind, pattern, channel, payload []byte) (frame []byte, channelAt int) {
+// appendFrame appends to b the frame of a message of kind with pattern,
+// channel and payload, for RESP3 (resp3) or RESP2.
+func appendFrame(b []byte, resp3 bool, kind Kind, pattern, channel, payload []byte) []byte {
 	head := byte('*')
 	if resp3 {
 		head = '>'
@@ -88,7 +103,6 @@ func encode(resp3 bool, kind Kind, pattern, channel, payload []byte) (frame []by
 	default:
 		name = "message"
 	}
-	b := make([]byte, 0, 48+len(pattern)+len(channel)+len(payload))
 	b = append(b, head)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, '\r', '\n')
@@ -97,8 +111,7 @@ func encode(resp3 bool, kind Kind, pattern, channel, payload []byte) (frame []by
 		b = appendBulk(b, pattern)
 	}
 	b = appendBulk(b, channel)
-	channelAt = len(b) - len(channel) - 2
-	return appendBulk(b, payload), channelAt
+	return appendBulk(b, payload)
 }
 
 func appendBulk(b, s []byte) []byte {

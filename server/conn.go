@@ -72,7 +72,7 @@ func (c *conn) refreshScope() {
 	}
 }
 
-// Deliver implements pubsub.Subscriber: it queues the message frame in the
+// Deliver implements pubsub.Subscriber: it queues a copy of the message frame in the
 // protocol the connection speaks.
 func (c *conn) Deliver(m *pubsub.Message) { c.ob.deliver(m.Frame(c.client.Proto())) }
 

@@ -25,9 +25,10 @@ type outbox struct {
 	done chan struct{} // closed when the writer has exited
 
 	mu        sync.Mutex
-	queue     net.Buffers
+	queue     net.Buffers // chunks (outboxChunk) the bytes to write are copied into
 	spare     net.Buffers // the writer's emptied previous queue, reused
-	deferred  net.Buffers // messages that arrived while a command ran
+	deferred  net.Buffers // chunks of the messages that arrived while a command ran
+	free      [][]byte    // written chunks kept for reuse (at most maxFreeChunks)
 	pending   int64       // bytes queued (deferred included), not yet written
 	executing bool        // a command of this connection is running
 	closing   bool        // no more input: drain, then close the socket
@@ -55,12 +56,38 @@ func (o *outbox) begin() {
 	o.mu.Unlock()
 }
 
+// outboxChunk is the size of the chunks an outbox copies what it queues
+// into: one writev carries a few of them rather than one buffer per
+// message, and a publisher allocates nothing per message. Larger replies
+// and messages get a chunk of their own size.
+const outboxChunk = 4 << 10
+
+// maxFreeChunks bounds the written chunks an outbox keeps for reuse, and
+// so what an idle subscriber holds.
+const maxFreeChunks = 2
+
+// appendChunked appends a copy of p to the chunks of l, into the last one
+// while it has room; o.mu is held.
+func (o *outbox) appendChunked(l net.Buffers, p []byte) net.Buffers {
+	if n := len(l); n > 0 && len(l[n-1])+len(p) <= cap(l[n-1]) {
+		l[n-1] = append(l[n-1], p...)
+		return l
+	}
+	var c []byte
+	if n := len(o.free); n > 0 && len(p) <= outboxChunk {
+		c, o.free = o.free[n-1], o.free[:n-1]
+	} else {
+		c = make([]byte, 0, max(outboxChunk, len(p)))
+	}
+	return append(l, append(c, p...))
+}
+
 // pushReply queues a copy of the replies of the commands just run, then
 // the messages that arrived meanwhile, and ends the execution mark.
 func (o *outbox) pushReply(b []byte) {
 	o.mu.Lock()
 	if len(b) > 0 && !o.dead {
-		o.queue = append(o.queue, append([]byte(nil), b...))
+		o.queue = o.appendChunked(o.queue, b)
 		o.pending += int64(len(b))
 	}
 	o.queue = append(o.queue, o.deferred...)
@@ -71,7 +98,7 @@ func (o *outbox) pushReply(b []byte) {
 	o.signal()
 }
 
-// deliver queues a message frame from a publisher's goroutine.
+// deliver queues a copy of a message frame from a publisher's goroutine.
 func (o *outbox) deliver(frame []byte) {
 	o.mu.Lock()
 	if o.dead || o.closing {
@@ -79,9 +106,9 @@ func (o *outbox) deliver(frame []byte) {
 		return
 	}
 	if o.executing {
-		o.deferred = append(o.deferred, frame)
+		o.deferred = o.appendChunked(o.deferred, frame)
 	} else {
-		o.queue = append(o.queue, frame)
+		o.queue = o.appendChunked(o.queue, frame)
 	}
 	o.pending += int64(len(frame))
 	o.check()
@@ -195,9 +222,14 @@ func (o *outbox) writer() {
 			}
 			n, err := o.c.sock.WriteBuffers(bufs)
 			o.c.s.env.Stats.NetOutput.Add(n)
-			clear(bufs) // the frames can go
 			o.mu.Lock()
 			o.pending -= n
+			for _, c := range bufs {
+				if len(o.free) < maxFreeChunks && cap(c) == outboxChunk {
+					o.free = append(o.free, c[:0])
+				}
+			}
+			clear(bufs) // the other chunks can go
 			if cap(bufs) <= maxSpareBuffers {
 				o.spare = bufs[:0]
 			}

@@ -663,9 +663,13 @@ func TestPubSubNoLeakAfterManyCycles(t *testing.T) {
 
 		keeper.c.Close()
 		waitFor(t, 30*time.Second, "no Pub/Sub state at all", settled(0, 0, 0))
-		waitFor(t, 30*time.Second, "connected_clients back to "+baseline, func() bool {
-			return infoMap(t, admin, "clients")["connected_clients"] == baseline
-		})
+		deadline := time.Now().Add(30 * time.Second)
+		for infoMap(t, admin, "clients")["connected_clients"] != baseline {
+			if time.Now().After(deadline) {
+				t.Fatalf("connected_clients not back to %s within 30 s; CLIENT LIST:\n%s", baseline, admin.ClientList(c).Val())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		if got := admin.PubSubChannels(c, "").Val(); len(got) != 0 {
 			t.Errorf("PUBSUB CHANNELS: %q", got)
 		}
