@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -133,21 +134,16 @@ func (e *Engine) InjectWALFault() { e.walFaults.Store(true) }
 // TABLE-FAULT). Like a real one, the fault is fatal (backgroundError).
 func (e *Engine) InjectTableFault() { e.tableFaults.Store(true) }
 
-// walFault returns the injected fault once after InjectWALFault, else nil.
-func (e *Engine) walFault() error {
-	if !e.walFaults.Load() || !e.walFaults.CompareAndSwap(true, false) {
-		return nil
-	}
-	return fmt.Errorf("injected disk fault: %w", syscall.EIO)
-}
+// walFault and tableFault return the fault InjectWALFault or
+// InjectTableFault armed, once, and nil otherwise.
+func (e *Engine) walFault() error   { return injectedFault(&e.walFaults, syscall.EIO) }
+func (e *Engine) tableFault() error { return injectedFault(&e.tableFaults, syscall.ENOSPC) }
 
-// tableFault returns the injected fault once after InjectTableFault, else
-// nil.
-func (e *Engine) tableFault() error {
-	if !e.tableFaults.Load() || !e.tableFaults.CompareAndSwap(true, false) {
+func injectedFault(armed *atomic.Bool, errno syscall.Errno) error {
+	if !armed.Load() || !armed.CompareAndSwap(true, false) {
 		return nil
 	}
-	return fmt.Errorf("injected disk fault: %w", syscall.ENOSPC)
+	return fmt.Errorf("injected disk fault: %w", errno)
 }
 
 // backgroundError handles an error of a flush or a compaction, which Pebble
