@@ -223,8 +223,9 @@ type commitWaiter struct {
 
 // commitRun is a run of a leader's group committed as one Pebble batch.
 type commitRun struct {
-	ws []*commitWaiter
-	pb *pebble.Batch // to SyncWait, with syncOn and a successful apply
+	ws     []*commitWaiter
+	pb     *pebble.Batch // to SyncWait, with syncOn and a successful apply
+	offset uint64        // pb's offset
 }
 
 // waiters recycles commitWaiters (and their channels). A waiter returns to
@@ -284,7 +285,7 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 	syncOn := e.sync.Load()
 	for rest := group; len(rest) > 0; {
 		n := e.runLength(rest)
-		w.runs = append(w.runs, commitRun{rest[:n], e.commitRun(rest[:n], syncOn)})
+		w.runs = append(w.runs, e.commitRun(rest[:n], syncOn))
 		rest = rest[n:]
 	}
 
@@ -302,14 +303,14 @@ func (e *Engine) Commit(b *Batch) (uint64, error) {
 		if r.pb != nil {
 			err := r.pb.SyncWait()
 			r.pb.Close()
-			for _, f := range r.ws {
-				switch {
-				case f.err != nil:
-				case err != nil:
-					f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
-				default:
-					e.noteSynced(f.offset)
+			if err != nil {
+				for _, f := range r.ws {
+					if f.err == nil {
+						f.offset, f.err = 0, fmt.Errorf("storage: sync commit %d: %w", f.offset, err)
+					}
 				}
+			} else {
+				e.noteSynced(r.offset)
 			}
 		}
 		for _, f := range r.ws {
@@ -347,10 +348,11 @@ func (b *Batch) mergeable() bool {
 }
 
 // commitRun commits the batches of ws as one, setting each waiter's offset
-// or error. With syncOn it returns the applied Pebble batch, which the
-// caller must SyncWait and Close after leaving the critical section;
-// otherwise every batch is closed.
-func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
+// or error. With syncOn the run it returns holds the applied Pebble batch,
+// which the caller must SyncWait and Close after leaving the critical
+// section; otherwise every batch is closed.
+func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
+	run := commitRun{ws: ws}
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	var b *Batch
@@ -374,7 +376,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 		}
 	}
 	if b == nil {
-		return nil
+		return run
 	}
 	offset := e.offset + 1
 	// Pebble copies keys and values into the batch: the scratch buffer is
@@ -406,7 +408,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 				w.err = fmt.Errorf("storage: commit %d: %w", offset, err)
 			}
 		}
-		return nil
+		return run
 	}
 	e.applied(offset, repr, b.rows, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
 	for _, w := range ws {
@@ -415,10 +417,11 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) *pebble.Batch {
 		}
 	}
 	if syncOn {
-		return b.b
+		run.pb, run.offset = b.b, offset
+		return run
 	}
 	b.b.Close()
-	return nil
+	return run
 }
 
 // applied brings the engine's in-memory state up to a batch just applied
