@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/cairnkv/cairn/pubsub"
@@ -63,18 +64,31 @@ func (e *Emitter) Emit(ev Event) {
 		return
 	}
 	db := DB(ev.Namespace)
-	// The hub copies what it delivers, so the channel names are built in
-	// a buffer on the stack (for usual key lengths).
-	var buf [128]byte
+	// The hub reads what it is handed only while it publishes, but keeps
+	// it in a pooled message meanwhile, so the names are built in a pooled
+	// buffer rather than on the stack (which would escape).
+	bp := channelBufs.Get().(*[]byte)
+	b := *bp
 	if f&Keyspace != 0 {
-		ch := append(append(append(append(buf[:0], "__keyspace@"...), db...), "__:"...), ev.Key...)
-		e.hub.PublishIn(ev.Namespace, ch, []byte(ev.Name))
+		// The event's name, then the channel.
+		b = append(append(append(append(append(b[:0], ev.Name...), "__keyspace@"...), db...), "__:"...), ev.Key...)
+		e.hub.PublishIn(ev.Namespace, b[len(ev.Name):], b[:len(ev.Name)])
 	}
 	if f&Keyevent != 0 {
-		ch := append(append(append(append(buf[:0], "__keyevent@"...), db...), "__:"...), ev.Name...)
-		e.hub.PublishIn(ev.Namespace, ch, ev.Key)
+		b = append(append(append(append(b[:0], "__keyevent@"...), db...), "__:"...), ev.Name...)
+		e.hub.PublishIn(ev.Namespace, b, ev.Key)
+	}
+	if cap(b) <= maxChannelBuf {
+		*bp = b
+		channelBufs.Put(bp)
 	}
 }
+
+// channelBufs recycles Emit's buffers; maxChannelBuf bounds the one a
+// long key leaves behind.
+var channelBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxChannelBuf = 4 << 10
 
 // DB returns the <db> part of the channels of a namespace: "0" for the
 // default namespace, and "ns:" followed by the percent-encoded name for

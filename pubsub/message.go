@@ -27,9 +27,8 @@ const (
 type Message struct {
 	kind    Kind // KindChannel: "message", KindPattern: "pmessage", KindShard: "smessage"
 	pattern []byte
-	channel []byte    // in data
-	payload []byte    // in data
-	data    []byte    // the Hub's copy of the publication's channel and payload
+	channel []byte    // the publisher's, valid during the publication
+	payload []byte    // the publisher's, valid during the publication
 	frames  [2][]byte // RESP2, RESP3; encoded[i] says frames[i] is this message's
 	encoded [2]bool
 }
@@ -41,13 +40,12 @@ const maxPooledFrame = 64 << 10
 // messages recycles Messages and their frame buffers across publications.
 var messages = sync.Pool{New: func() any { return new(Message) }}
 
-// publication returns a pooled Message holding a copy of channel and
-// payload (so that publishers may pass buffers on their stack, which
-// would otherwise escape into the pool).
+// publication returns a pooled Message for a publication of payload on
+// channel. It refers to the publisher's slices, which therefore escape:
+// publishers pass heap buffers (notify.Emitter pools its own).
 func publication(channel, payload []byte) *Message {
 	m := messages.Get().(*Message)
-	m.data = append(append(m.data[:0], channel...), payload...)
-	m.channel, m.payload = m.data[:len(channel):len(channel)], m.data[len(channel):]
+	m.channel, m.payload = channel, payload
 	return m
 }
 
@@ -61,9 +59,6 @@ func (m *Message) reset(kind Kind, pattern []byte) {
 // release returns m to the pool, without large buffers.
 func (m *Message) release() {
 	m.pattern, m.channel, m.payload = nil, nil, nil
-	if cap(m.data) > maxPooledFrame {
-		m.data = nil
-	}
 	for i := range m.frames {
 		if cap(m.frames[i]) > maxPooledFrame {
 			m.frames[i] = nil
