@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -202,46 +203,75 @@ func TestSIGTERMFinishesAndPersists(t *testing.T) {
 
 func TestKill9WithSyncLosesNoAcknowledgedWrite(t *testing.T) {
 	n := StartCairn(t, "--rocksdb.write_options.sync", "yes")
+	w := startAckedWriters(t, n, 8, 5000)
+	n.Signal(syscall.SIGKILL, 10*time.Second)
+	acked := w.stop()
+	n.Restart()
+	expectAcknowledged(t, n, acked, "kill -9")
+}
+
+// ackedWriters are clients that SET distinct keys (w<writer>:<i> to
+// itself) one after another, each until a write fails (the server went
+// away), it has made its writes or stop is called, recording every key
+// whose write was acknowledged.
+type ackedWriters struct {
+	acked chan string
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// startAckedWriters starts writers clients of each writes and returns once
+// more than 500 writes were acknowledged.
+func startAckedWriters(t *testing.T, n *Node, writers, each int) *ackedWriters {
+	t.Helper()
 	c := ctx(t)
-	const writers = 8
-	acked := make(chan string, 100000)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	for w := 0; w < writers; w++ {
-		go func(w int) {
-			defer func() { done <- struct{}{} }()
+	a := &ackedWriters{acked: make(chan string, writers*each), quit: make(chan struct{})}
+	for w := range writers {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
 			rdb := n.Client()
-			for i := 0; i < 5000; i++ {
+			for i := range each {
 				select {
-				case <-stop:
+				case <-a.quit:
 					return
 				default:
 				}
 				k := fmt.Sprintf("w%d:%d", w, i)
 				if err := rdb.Set(c, k, k, 0).Err(); err != nil {
-					return // the kill cut this one off: not acknowledged
+					return // cut off: not acknowledged
 				}
-				acked <- k
+				a.acked <- k
 			}
-		}(w)
+		}()
 	}
-	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(acked) > 500 })
-	n.Signal(syscall.SIGKILL, 10*time.Second)
-	close(stop)
-	for w := 0; w < writers; w++ {
-		<-done
+	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(a.acked) > 500 })
+	return a
+}
+
+// stop stops the writers and returns the keys of their acknowledged writes.
+func (a *ackedWriters) stop() []string {
+	close(a.quit)
+	a.wg.Wait()
+	close(a.acked)
+	var keys []string
+	for k := range a.acked {
+		keys = append(keys, k)
 	}
-	close(acked)
-	n.Restart()
-	rdb := n.Client()
-	count := 0
-	for k := range acked {
-		count++
+	return keys
+}
+
+// expectAcknowledged fails the test unless every key of an acknowledged
+// write reads back as itself from n after what happened.
+func expectAcknowledged(t *testing.T, n *Node, keys []string, what string) {
+	t.Helper()
+	rdb, c := n.Client(), ctx(t)
+	for _, k := range keys {
 		if v, err := rdb.Get(c, k).Result(); err != nil || v != k {
-			t.Fatalf("acknowledged write %s lost after kill -9: %q %v", k, v, err)
+			t.Fatalf("acknowledged write %s lost after %s: %q %v", k, what, v, err)
 		}
 	}
-	t.Logf("%d acknowledged writes survived kill -9", count)
+	t.Logf("%d acknowledged writes survived %s", len(keys), what)
 }
 
 // With sync no, Pebble keeps the WAL's last block in memory until it fills;
@@ -273,46 +303,18 @@ func TestKill9WithoutSyncKeepsWritesTheBackgroundSyncCovered(t *testing.T) {
 // write is there after a restart.
 func TestWALFaultIsFatalAndLosesNoAcknowledgedWrite(t *testing.T) {
 	n := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1"}, "--rocksdb.write_options.sync", "yes")
-	c := ctx(t)
-	const writers = 8
-	acked := make(chan string, writers*20000)
-	done := make(chan struct{}, writers)
-	for w := range writers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			rdb := n.Client()
-			for i := range 20000 {
-				k := fmt.Sprintf("w%d:%d", w, i)
-				if err := rdb.Set(c, k, k, 0).Err(); err != nil {
-					return // cut off by the exit: not acknowledged
-				}
-				acked <- k
-			}
-		}()
-	}
-	waitFor(t, 30*time.Second, "some acknowledged writes", func() bool { return len(acked) > 500 })
+	w := startAckedWriters(t, n, 8, 20000)
 	injectFault(t, n, "WAL-FAULT")
 	code, exited := n.WaitExit(20 * time.Second)
 	if !exited || code != 1 {
 		t.Fatalf("after a WAL fault under load: exited %v, code %d, want 1; log:\n%s", exited, code, n.Log.String())
 	}
-	for range writers {
-		<-done
-	}
-	close(acked)
+	acked := w.stop()
 	if log := n.Log.String(); !strings.Contains(log, "fatal storage error") || !strings.Contains(log, "injected disk fault") {
 		t.Fatalf("the log does not report the fault:\n%s", log)
 	}
 	n.Restart()
-	rdb := n.Client()
-	count := 0
-	for k := range acked {
-		count++
-		if v, err := rdb.Get(c, k).Result(); err != nil || v != k {
-			t.Fatalf("acknowledged write %s lost after a WAL fault: %q %v", k, v, err)
-		}
-	}
-	t.Logf("%d acknowledged writes survived the WAL fault", count)
+	expectAcknowledged(t, n, acked, "a WAL fault")
 }
 
 // With sync no, Pebble writes the WAL out in the background, a 32 KB
