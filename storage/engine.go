@@ -257,7 +257,7 @@ func (e *Engine) pebbleOptions() *pebble.Options {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             log,
 		MemTableSize:       memTableSize,
-		FS:                 pacedFS{FS: vfs.Default, e: e},
+		FS:                 engineFS{FS: vfs.Default, e: e},
 		WALBytesPerSync:    walBytesPerSync,
 	}
 	po.Experimental.SpanPolicyFunc = keyspaceSpan

@@ -20,7 +20,7 @@ import (
 // events and a primary's replies would wait behind every flush and
 // compaction (docs/performance.md measured p99 of 10–80 ms).
 //
-// pacedFS therefore wraps the files of sstables being written, and
+// engineFS therefore wraps the files of sstables being written, and
 // pacedFilterPolicy the keys they receive and the filters built from them,
 // and only while one P runs goroutines: at each of these pacing points
 // the background goroutine yields to the goroutines that are ready, at
@@ -39,16 +39,16 @@ const (
 	paceWindow   = 2 * time.Millisecond
 )
 
-// pacedFS is the filesystem the engine gives Pebble: fs with its sstable
+// engineFS is the filesystem the engine gives Pebble: fs with its sstable
 // files paced for e, and its WAL files' faults fatal (walFile).
-type pacedFS struct {
+type engineFS struct {
 	vfs.FS
 	e *Engine
 }
 
 // Create creates name, paced when it is an sstable, and with its faults
 // fatal when it is a WAL (walFile).
-func (fs pacedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs engineFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, category)
 	switch {
 	case err != nil:
@@ -62,7 +62,7 @@ func (fs pacedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File,
 }
 
 // ReuseForWrite recycles an old WAL as newname (see Create).
-func (fs pacedFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs engineFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
 	if err != nil || category != walCategory {
 		return f, err
@@ -76,7 +76,7 @@ type pacedFile struct {
 	e *Engine
 }
 
-// Write writes p, then paces the calling goroutine (see pacedFS).
+// Write writes p, then paces the calling goroutine (see engineFS).
 func (f *pacedFile) Write(p []byte) (int, error) {
 	if err := f.e.tableFault(); err != nil {
 		return 0, err
@@ -88,7 +88,7 @@ func (f *pacedFile) Write(p []byte) (int, error) {
 
 // pace lets ready goroutines run once per paceYield and, while batches
 // are being applied, leaves the P idle for pacePause once per paceInterval
-// so the scheduler polls the network (see pacedFS). It does nothing with
+// so the scheduler polls the network (see engineFS). It does nothing with
 // more than one P.
 func (e *Engine) pace() {
 	if runtime.GOMAXPROCS(0) > 1 {

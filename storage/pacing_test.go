@@ -24,7 +24,7 @@ func TestPacedFSWrapsOnlySSTables(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	e.noteApply() // a recent write: pauses are due
-	fs := pacedFS{FS: vfs.Default, e: e}
+	fs := engineFS{FS: vfs.Default, e: e}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name  string
