@@ -2,6 +2,7 @@ package commands
 
 import (
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -239,9 +240,11 @@ func (t *txnBatch) flush() {
 // committed to a watched key (Engine's WriteObserver) marks its watchers'
 // transactions as broken.
 type watchTable struct {
-	n    atomic.Int64 // watched (connection, key) pairs; 0 skips the lookups
-	mu   sync.Mutex
-	keys map[string]map[*Client]struct{} // by storage.MetaKey
+	n  atomic.Int64 // watched (connection, key) pairs; 0 skips the lookups
+	mu sync.Mutex
+	// keys maps storage.MetaKey to the watchers, each with whether the key
+	// had already expired when it watched.
+	keys map[string]map[*Client]bool
 }
 
 // watchedKey is a key a connection watches, and whether it had already
@@ -258,17 +261,17 @@ func (r *ClientRegistry) watch(cl *Client, ns string, key []byte, expired bool) 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.keys == nil {
-		w.keys = map[string]map[*Client]struct{}{}
+		w.keys = map[string]map[*Client]bool{}
 	}
 	set := w.keys[mk]
 	if set == nil {
-		set = map[*Client]struct{}{}
+		set = map[*Client]bool{}
 		w.keys[mk] = set
 	}
 	if _, dup := set[cl]; dup {
 		return
 	}
-	set[cl] = struct{}{}
+	set[cl] = expired
 	w.n.Add(1)
 	cl.watched = append(cl.watched, watchedKey{ns, append([]byte(nil), key...), expired})
 }
@@ -299,22 +302,45 @@ func (r *ClientRegistry) unwatch(cl *Client) {
 func (r *ClientRegistry) Watching() bool { return r.watches.n.Load() > 0 }
 
 // Written implements storage.WriteObserver: it breaks the transactions
-// watching the keys a batch wrote (every watcher for a flush).
-func (r *ClientRegistry) Written(keys iter.Seq[[]byte], flushed bool) {
+// watching the keys a batch wrote. As in Redis, deleting a key that had
+// already expired when a connection watched it changes nothing for that
+// connection (the key was as good as absent), but from then on the key
+// counts as not expired: writing it again breaks the transaction.
+func (r *ClientRegistry) Written(keys iter.Seq2[[]byte, bool]) {
 	w := &r.watches
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if flushed {
-		for _, set := range w.keys {
-			for cl := range set {
+	for k, deleted := range keys {
+		set := w.keys[string(k)]
+		for cl, expired := range set {
+			if expired && deleted {
+				set[cl] = false
+				continue
+			}
+			cl.watchTouched.Store(true)
+		}
+	}
+}
+
+// Flushing implements storage.WriteObserver. As in Redis, emptying a
+// namespace breaks the transactions watching a key of it that is there,
+// except those that watched it already expired (for them nothing changes:
+// an expired key is as good as absent).
+func (r *ClientRegistry) Flushing(namespaces []string, present func(metaKey []byte) bool) {
+	w := &r.watches
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for mk, set := range w.keys {
+		ns, _, err := storage.DecodeMetaKey([]byte(mk))
+		if err != nil || (namespaces != nil && !slices.Contains(namespaces, string(ns))) || !present([]byte(mk)) {
+			continue
+		}
+		for cl, expired := range set {
+			if expired {
+				set[cl] = false // the key is gone: from now on, as above
+			} else {
 				cl.watchTouched.Store(true)
 			}
-		}
-		return
-	}
-	for k := range keys {
-		for cl := range w.keys[string(k)] {
-			cl.watchTouched.Store(true)
 		}
 	}
 }

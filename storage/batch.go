@@ -22,9 +22,12 @@ type Batch struct {
 	nsSet  map[string]string
 	nsDel  []string
 	// rows are the metadata records the batch writes (nil value: deleted),
-	// for the row cache once the batch is applied; rows0 backs the first.
+	// for the row cache once the batch is applied and for the write
+	// observer; rows0 backs the first. The records before fresh precede
+	// the batch's last flush, so the cache takes only rows[fresh:].
 	rows  []rowUpdate
 	rows0 [1]rowUpdate
+	fresh int
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
 }
@@ -168,9 +171,10 @@ func (b *Batch) FlushNamespace(ns string) {
 	}
 	b.flush = append(b.flush, ns)
 	// Earlier records of the batch for ns are gone: their count changes
-	// with them, and the cache is cleared when a flush commits.
+	// with them, and the cache is cleared when a flush commits (the write
+	// observer still hears of their keys, as Redis's WATCH does).
 	b.deltas = slices.DeleteFunc(b.deltas, func(d nsCount) bool { return d.ns == ns })
-	b.rows = b.rows[:0]
+	b.fresh = len(b.rows)
 }
 
 // PutNamespace records namespace ns with its token.
@@ -401,6 +405,9 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 	if e.hook != nil {
 		repr = append([]byte(nil), b.b.Repr()...)
 	}
+	if len(b.flush) > 0 {
+		e.observeFlush(b.flush, e.present)
+	}
 	if err := e.apply(b.b, syncOn); err != nil {
 		b.b.Close()
 		for _, w := range ws {
@@ -410,7 +417,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 		}
 		return run
 	}
-	e.applied(offset, repr, b.rows, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
+	e.applied(offset, repr, b.rows, b.fresh, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
 	for _, w := range ws {
 		if w.err == nil {
 			w.offset = offset
@@ -427,19 +434,20 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 // applied brings the engine's in-memory state up to a batch just applied
 // at offset (the row cache, key counts, namespaces), tells the write
 // observer and calls the commit hook with repr; the caller holds commitMu.
+// rows[fresh:] are the batch's records after its last flush, if flushed.
 // Commit and ApplyReplicated share it.
-func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, flushed bool,
+func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int, flushed bool,
 	counts []nsCount, nsSet map[string]string, nsDel []string) {
 	e.offset = offset
 	if flushed {
 		e.rows.clear()
 	}
-	for _, r := range rows {
+	for _, r := range rows[fresh:] {
 		e.rows.put(r.k, r.v)
 	}
 	e.applyCounts(counts)
 	e.applyNamespaces(nsSet, nsDel)
-	e.observe(rows, flushed)
+	e.observe(rows)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}

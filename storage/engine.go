@@ -61,16 +61,24 @@ type Options struct {
 type CommitHook func(offset uint64, repr []byte)
 
 // WriteObserver is told, inside the commit section, which keys a committed
-// batch wrote (WATCH uses it). Both methods must be cheap and must not
-// block.
+// batch wrote and which namespaces it emptied (WATCH uses it). Its methods
+// must not block.
 type WriteObserver interface {
 	// Watching reports whether the observer wants to hear of writes now;
 	// while it does not, commits skip it at no cost.
 	Watching() bool
-	// Written receives the encoded metadata key (MetaKey) of every key the
-	// batch set or deleted; flushed is true when the batch removed whole
-	// namespaces.
-	Written(keys iter.Seq[[]byte], flushed bool)
+	// Written receives, once the batch is applied, the encoded metadata
+	// key (MetaKey) of every key the batch set or deleted, in order, each
+	// with true if the batch deleted it; keys it wrote before emptying
+	// their namespace are included.
+	Written(keys iter.Seq2[[]byte, bool])
+	// Flushing is told, before a batch that empties whole namespaces (a
+	// FLUSHDB or FLUSHALL) is applied, which namespaces it empties; nil
+	// means all of them: a full sync replaces the whole data set, and
+	// tells it once before and once after. present reports whether a
+	// metadata key (MetaKey) is in the database at that moment, expired
+	// or not (an error reading it counts as present).
+	Flushing(namespaces []string, present func(metaKey []byte) bool)
 }
 
 // Engine owns the Pebble database and is the one path through which every
@@ -409,17 +417,40 @@ func (e *Engine) SetCommitHook(h CommitHook) {
 
 // observe tells the write observer, when it is watching, which metadata
 // keys a committed batch wrote; the caller holds commitMu.
-func (e *Engine) observe(rows []rowUpdate, flushed bool) {
+func (e *Engine) observe(rows []rowUpdate) {
 	if e.observer == nil || !e.observer.Watching() {
 		return
 	}
-	e.observer.Written(func(yield func([]byte) bool) {
+	e.observer.Written(func(yield func([]byte, bool) bool) {
 		for _, r := range rows {
-			if !yield(r.k) {
+			if !yield(r.k, r.v == nil) {
 				return
 			}
 		}
-	}, flushed)
+	})
+}
+
+// observeFlush tells the write observer that namespaces (nil: all) are
+// about to be emptied, present answering from the database as it is; the
+// caller holds commitMu.
+func (e *Engine) observeFlush(namespaces []string, present func([]byte) bool) {
+	if e.observer != nil && e.observer.Watching() {
+		e.observer.Flushing(namespaces, present)
+	}
+}
+
+// present reports whether record k is in the database (a read error
+// counts as present).
+func (e *Engine) present(k []byte) bool {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	return e.presentLocked(k)
+}
+
+// presentLocked is present for a caller that holds dbMu.
+func (e *Engine) presentLocked(k []byte) bool {
+	_, err := e.getLocked(k)
+	return !errors.Is(err, pebble.ErrNotFound)
 }
 
 // SetWriteObserver installs the observer of written keys; nil removes it.

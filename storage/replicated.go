@@ -64,6 +64,10 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 	if err := os.Rename(src, nextPath); err != nil {
 		return 0, fmt.Errorf("storage: move checkpoint into place: %w", err)
 	}
+	// Watched keys of the old data and of the new count as written, as
+	// for a FLUSHALL (told before the switch, so a WATCH breaks even if
+	// opening the new data fails and the old comes back).
+	e.observeFlush(nil, e.presentLocked)
 	if err := e.db.Close(); err != nil {
 		return 0, fmt.Errorf("storage: close %s: %w", old, err)
 	}
@@ -74,6 +78,7 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 		}
 		return 0, fmt.Errorf("storage: open installed checkpoint: %w", err)
 	}
+	e.observeFlush(nil, e.presentLocked)
 	if err := writeCurrent(e.opts.Dir, next); err != nil {
 		return 0, err
 	}
@@ -166,12 +171,17 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		nsSet   = map[string]string{}
 		nsDel   []string
 		flush   bool
+		flushed []string // namespaces whose metadata range the batch deletes
+		fresh   int      // s.rows[fresh:] follow the last flush
 		carried uint64
 	)
 	err := ReadBatch(repr, func(r Record) {
 		switch {
 		case r.Kind == RecordDeleteRange:
-			flush = true
+			flush, fresh = true, len(s.rows)
+			if ns, key, err := DecodeMetaKey(r.Key); err == nil && len(key) == 0 {
+				flushed = append(flushed, string(ns))
+			}
 		case IsMetaKey(r.Key):
 			ns, key, err := DecodeMetaKey(r.Key)
 			if err != nil {
@@ -239,12 +249,15 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("%w: offset %d: %v", ErrBadBatch, offset, err)
 	}
+	if len(flushed) > 0 {
+		e.observeFlush(flushed, e.present)
+	}
 	if err := e.apply(b, syncOn); err != nil {
 		b.Close()
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
 	}
-	e.applied(offset, repr, s.rows, flush, s.counts, nsSet, nsDel)
+	e.applied(offset, repr, s.rows, fresh, flush, s.counts, nsSet, nsDel)
 	e.commitMu.Unlock()
 	if syncOn {
 		err := b.SyncWait()

@@ -696,10 +696,27 @@ func TestReplicationNotifications(t *testing.T) {
 	other := StartCairn(t)
 	oc := other.Client()
 	writeMix(t, oc, "o", 100)
+	// As a FLUSHALL would, the full sync breaks the WATCH of a key of
+	// the old data or of the new, not of a key in neither.
+	must(t, pc.Set(cx, "only-old", "1", 0).Err())
+	must(t, oc.Set(cx, "only-new", "1", 0).Err())
+	waitCaughtUp(t, pc, rc)
+	watchers := map[string]*RawConn{}
+	for _, k := range []string{"only-old", "only-new", "in-neither"} {
+		watchers[k] = r.Raw()
+		if got := watchers[k].Do("WATCH", k); got != "+OK\r\n" {
+			t.Fatalf("WATCH %s on the replica: %q", k, got)
+		}
+	}
 	must(t, rc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(other.Port)).Err())
 	expectEOF(t, keyspace, "keyspace subscriber after a full sync")
 	waitCaughtUp(t, oc, rc)
 	compareData(t, "after the full sync from another primary", oc, rc)
+	for k, want := range map[string]string{"only-old": "*-1\r\n", "only-new": "*-1\r\n", "in-neither": "*1\r\n+PONG\r\n"} {
+		if got := execPing(t, watchers[k]); got != want {
+			t.Errorf("WATCH %s on the replica, then a full sync: EXEC %q, want %q", k, got, want)
+		}
+	}
 	if n := rc.Publish(cx, "news", "still here").Val(); n != 1 {
 		t.Fatalf("PUBLISH news on the replica reached %d subscribers", n)
 	}
@@ -981,6 +998,38 @@ func TestReplicationTransactions(t *testing.T) {
 	for _, step := range [][2]string{{"MULTI", "+OK\r\n"}, {"GET b", "+QUEUED\r\n"}, {"EXEC", "*-1\r\n"}} {
 		if got := rr.Do(strings.Fields(step[0])...); got != step[1] {
 			t.Fatalf("replica after the primary wrote a watched key, %s: %q, want %q", step[0], got, step[1])
+		}
+	}
+
+	// A transaction that writes keys, flushes and writes again: the
+	// replica has only what follows the flush (its cache kept the keys
+	// written before it, once), and the flush breaks a replica's WATCH of
+	// a key that was there but not one of a key that was not.
+	for _, cmd := range [][]string{{"WATCH", "b"}, {"WATCH", "absent"}} {
+		wc := r.Raw()
+		if got := wc.Do(cmd...); got != "+OK\r\n" {
+			t.Fatalf("replica %v: %q", cmd, got)
+		}
+		defer func(want string) {
+			for _, step := range [][2]string{{"MULTI", "+OK\r\n"}, {"PING", "+QUEUED\r\n"}, {"EXEC", want}} {
+				if got := wc.Do(step[0]); got != step[1] {
+					t.Errorf("replica, %v then a flush: %s: %q, want %q", cmd, step[0], got, step[1])
+				}
+			}
+		}(map[string]string{"b": "*-1\r\n", "absent": "*1\r\n+PONG\r\n"}[cmd[1]])
+	}
+	for _, step := range [][2]string{
+		{"MULTI", "+OK\r\n"}, {"SET k v", "+QUEUED\r\n"}, {"FLUSHDB", "+QUEUED\r\n"}, {"SET j w", "+QUEUED\r\n"},
+		{"EXEC", "*3\r\n+OK\r\n+OK\r\n+OK\r\n"},
+	} {
+		if got := pr.Do(strings.Fields(step[0])...); got != step[1] {
+			t.Fatalf("primary %s: %q, want %q", step[0], got, step[1])
+		}
+	}
+	waitCaughtUp(t, pc, rc)
+	for _, step := range [][2]string{{"GET k", "$-1\r\n"}, {"GET j", "$1\r\nw\r\n"}, {"GET b", "$-1\r\n"}, {"DBSIZE", ":1\r\n"}} {
+		if got := rr.Do(strings.Fields(step[0])...); got != step[1] {
+			t.Errorf("replica after MULTI SET k, FLUSHDB, SET j: %s: %q, want %q", step[0], got, step[1])
 		}
 	}
 }
