@@ -351,7 +351,7 @@ func cmdKeys(c *Ctx) {
 	prefix := glob.LiteralPrefix(pattern)
 	now := c.nowMs()
 	var keys [][]byte
-	err := c.Env.Store.ScanKeys(c.ns(), prefix, func(key []byte, m storage.Metadata) bool {
+	err := c.scanKeys(prefix, func(key []byte, m storage.Metadata) bool {
 		if len(key) < len(prefix) || string(key[:len(prefix)]) != string(prefix) {
 			return false
 		}
@@ -440,7 +440,7 @@ func cmdScan(c *Ctx) {
 	var last []byte
 	examined := int64(0)
 	more := false
-	err := c.Env.Store.ScanKeys(c.ns(), start, func(key []byte, m storage.Metadata) bool {
+	err := c.scanKeys(start, func(key []byte, m storage.Metadata) bool {
 		if examined == count {
 			more = true
 			return false
@@ -476,6 +476,60 @@ func cmdScan(c *Ctx) {
 	for _, k := range keys {
 		c.W.Bulk(k)
 	}
+}
+
+// scanKeys calls fn for each key of the connection's namespace at or after
+// start, in key order, until fn returns false, as Engine.ScanKeys does
+// (expired keys included). Inside EXEC, the keys are those the
+// transaction's earlier commands left: what they wrote replaces what the
+// database holds.
+func (c *Ctx) scanKeys(start []byte, fn func(key []byte, m storage.Metadata) bool) error {
+	t := c.txn
+	if t == nil || (len(t.overlay) == 0 && !t.flushed) {
+		return c.Env.Store.ScanKeys(c.ns(), start, fn)
+	}
+	written := t.written(c.ns(), start)
+	// emit passes fn the written keys that sort before key (all of them
+	// when last), and reports whether fn wants more.
+	emit := func(key []byte, last bool) bool {
+		for len(written) > 0 && (last || written[0].key < string(key)) {
+			w := written[0]
+			written = written[1:]
+			if w.exists && !fn([]byte(w.key), w.m) {
+				return false
+			}
+		}
+		return true
+	}
+	stopped := false
+	if !t.flushed {
+		err := c.Env.Store.ScanKeys(c.ns(), start, func(key []byte, m storage.Metadata) bool {
+			if !emit(key, false) {
+				stopped = true
+				return false
+			}
+			if len(written) > 0 && written[0].key == string(key) {
+				w := written[0]
+				written = written[1:]
+				if !w.exists {
+					return true
+				}
+				m = w.m
+			}
+			if !fn(key, m) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if !stopped {
+		emit(nil, true)
+	}
+	return nil
 }
 
 // reclaimAll reclaims the expired keys a SCAN or RANDOMKEY passed over, as
@@ -515,7 +569,7 @@ func cmdRandomKey(c *Ctx) {
 		return false
 	}
 	for _, start := range [][]byte{seed[:], nil} {
-		if err := c.Env.Store.ScanKeys(c.ns(), start, pick); err != nil {
+		if err := c.scanKeys(start, pick); err != nil {
 			c.storageError(err)
 			return
 		}

@@ -3,6 +3,7 @@ package commands
 import (
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -212,6 +213,25 @@ func (t *txnBatch) get(ns string, key []byte) (txnKey, bool) {
 	}
 	st, ok := t.overlay[string(t.keyOf(ns, key))] // no allocation for the lookup
 	return st, ok
+}
+
+// writtenKey is a key a transaction wrote, and what it left there.
+type writtenKey struct {
+	key string
+	txnKey
+}
+
+// written returns the keys of ns at or after start that the transaction
+// wrote, in key order.
+func (t *txnBatch) written(ns string, start []byte) []writtenKey {
+	var out []writtenKey
+	for k, st := range t.overlay {
+		if key, ok := strings.CutPrefix(k, ns+"\x00"); ok && key >= string(start) {
+			out = append(out, writtenKey{key, st})
+		}
+	}
+	slices.SortFunc(out, func(a, b writtenKey) int { return strings.Compare(a.key, b.key) })
+	return out
 }
 
 func (t *txnBatch) put(ns string, key []byte, m storage.Metadata) {
