@@ -184,6 +184,19 @@ func (c *conn) serve() {
 			if !c.flush() {
 				return
 			}
+			// The client sends its next request only once it has this
+			// reply, so reading at once would find the socket empty: a
+			// read(2) failing with EAGAIN, then a park until the poller
+			// sees the request. Letting the other runnable connections
+			// go first, the request has often arrived by the time this
+			// one reads: with 50 clients on one CPU, 1.4-1.6 reads per
+			// request instead of 2, and 5% less CPU per GET (a SET's
+			// commit yields already; no change measured there); see
+			// docs/performance.md. A lone client only pays for a yield
+			// that finds nothing else to run.
+			if c.r.Buffered() == 0 {
+				runtime.Gosched()
+			}
 		}
 	}
 }

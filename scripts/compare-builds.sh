@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Compares two Cairn builds' CPU per request on a shared, noisy machine:
+# both servers run at once, pinned to BENCH_SERVER_CPU (default 1), and
+# PASSES passes (default 6) of scripts/cpu-per-request.sh alternate between
+# them (TEST, default set: N requests, default 200000, -c 50 -r 100000,
+# from BENCH_CLIENT_CPU, default 0), so that drift hits both. Each pass
+# prints one line per build; the last two lines give each build's mean CPU
+# per request (user+system, µs), requests per second and reads per request.
+# Everything binds to 127.0.0.1; each server gets a fresh temporary dir and
+# 100,000 SETs first, so that every pass meets existing keys.
+#
+# Usage: scripts/compare-builds.sh BIN_A BIN_B [PASSES] [TEST] [N]
+#   e.g. scripts/compare-builds.sh /tmp/cairn-before bin/cairn 6 get
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { sed -n 2,13p "$0" >&2; exit 2; }
+bins=("$1" "$2") passes=${3:-6} test=${4:-set} n=${5:-200000}
+. scripts/benchlib.sh # SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
+ports=()
+for b in "${bins[@]}"; do
+	p=$(free_port)
+	taskset -c "$SERVER_CPU" "$b" --bind 127.0.0.1 --port "$p" --dir "$work/cairn-$p" --log-level warning >"$work/cairn-$p.log" 2>&1 &
+	pids+=($!)
+	disown
+	wait_up "$p"
+	ports+=("$p")
+	taskset -c "$CLIENT_CPU" redis-benchmark -p "$p" -t set -c 50 -n 100000 -r 100000 -q >/dev/null 2>&1
+done
+out="$work/passes"
+for _ in $(seq 1 "$passes"); do
+	for i in 0 1; do
+		line="${bins[$i]} $(scripts/cpu-per-request.sh "${pids[$i]}" "${ports[$i]}" "$test" "$n" -c 50 -r 100000)"
+		echo "$line" | tee -a "$out"
+	done
+done
+python3 - "$out" <<'EOF'
+import re, sys
+acc = {}
+for line in open(sys.argv[1]):
+    b = line.split()[0]
+    f = dict(re.findall(r'(\w+(?:/op)?)=([\d.]+)', line))
+    a = acc.setdefault(b, [0.0, 0.0, 0.0, 0])
+    a[0] += float(f['user_us/op']) + float(f['sys_us/op']); a[1] += float(f['rps']); a[2] += float(f['reads/op']); a[3] += 1
+for b, (cpu, rps, reads, k) in acc.items():
+    print(f"{b}: mean cpu_us/op={cpu/k:.2f} rps={rps/k:.0f} reads/op={reads/k:.2f} over {k} passes")
+EOF
