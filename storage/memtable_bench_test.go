@@ -52,3 +52,42 @@ func BenchmarkPebbleInsert(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPebbleGet measures a Pebble Get without the engine, once
+// 100,000 random draws from a 100,000-key space are in the memtable: of
+// keys of that space (about two in three were written), or of keys never
+// written. It is what a command pays to read metadata the row cache does
+// not have, such as a new key's SET (docs/performance.md).
+//
+//	go test -run '^$' -bench PebbleGet -benchtime 200000x ./storage
+func BenchmarkPebbleGet(b *testing.B) {
+	for _, absent := range []bool{false, true} {
+		b.Run(fmt.Sprintf("absent=%v", absent), func(b *testing.B) {
+			db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), MemTableSize: 16 << 20,
+				DisableWAL: true, FormatMajorVersion: pebble.FormatNewest, Logger: pebbleLogger{l: hclog.NewNullLogger(), fatal: func(err error) { b.Error(err) }}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			r := rand.New(rand.NewPCG(1, 2))
+			key, val := make([]byte, 0, 32), make([]byte, 30)
+			for range 100_000 {
+				key = fmt.Appendf(key[:0], "m\x00key:%012d", r.IntN(100_000))
+				if err := db.Set(key, val, pebble.NoSync); err != nil {
+					b.Fatal(err)
+				}
+			}
+			suffix := ""
+			if absent {
+				suffix = "x" // sorts between two written keys
+			}
+			b.ResetTimer()
+			for range b.N {
+				key = fmt.Appendf(key[:0], "m\x00key:%012d%s", r.IntN(100_000), suffix)
+				if _, closer, err := db.Get(key); err == nil {
+					closer.Close()
+				}
+			}
+		})
+	}
+}
