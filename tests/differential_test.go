@@ -69,7 +69,8 @@ func diffSettings(t *testing.T) (seed int64, n int) {
 
 // TestDifferentialStringsAndKeys compares Cairn with Redis 7.0 on the
 // string and generic key commands: first the fixed cases of
-// testdata/differential/*.txt, then a seeded random stream, then the whole
+// testdata/differential/*.txt, then a seeded random stream (2% of whose
+// steps are MULTI/EXEC transactions of random commands), then the whole
 // keyspace.
 func TestDifferentialStringsAndKeys(t *testing.T) {
 	seed, n := diffSettings(t)
@@ -91,7 +92,11 @@ func TestDifferentialStringsAndKeys(t *testing.T) {
 	r.setPhase("random")
 	g := &diffGen{rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), now: time.Now}
 	for i := 0; i < n; i++ {
-		r.run(g.next())
+		if g.chance(diffTransactionChance) {
+			r.runTransaction(g.transaction())
+		} else {
+			r.run(g.next())
+		}
 	}
 	r.compareKeyspace()
 	t.Logf("seed %d: compared %d commands (%d random, %d fixed, %d keyspace checks)", seed, r.compared, n, r.fixed, r.final)
@@ -295,27 +300,7 @@ func (r *diffRunner) runOne(args []string) {
 	r.adjustGTLT(args)
 	cr, rr := r.cairn.Do(args...), r.redis.Do(args...)
 	if cr != rr {
-		cv, rv := diffParse(cr), diffParse(rr)
-		switch {
-		case cv.kind == '-' || rv.kind == '-':
-			r.fail(args, cr, rr, "replies differ")
-		case kind == diffSet:
-			if !diffSameSet(cv, rv) {
-				r.fail(args, cr, rr, "replies differ as sets")
-			}
-		case kind == diffTTLSec || kind == diffTTLMs:
-			slack := int64(diffTTLSlackMs)
-			if kind == diffTTLSec {
-				slack /= 1000
-			}
-			if cv.kind != ':' || rv.kind != ':' || cv.n < 0 || rv.n < 0 || diffAbs(cv.n-rv.n) > slack {
-				r.fail(args, cr, rr, fmt.Sprintf("TTLs differ (slack %d)", slack))
-			}
-		case kind == diffRandomKey:
-			if cv.kind != '$' || rv.kind != '$' || cv.null != rv.null {
-				r.fail(args, cr, rr, "RANDOMKEY: nil on one server only")
-			}
-		case kind == diffDBSize:
+		if kind == diffDBSize {
 			// Both count expired keys not yet reclaimed; wait for the
 			// active expiry cycles to catch up.
 			deadline := time.Now().Add(5 * time.Second)
@@ -326,8 +311,8 @@ func (r *diffRunner) runOne(args []string) {
 			if cr != rr {
 				r.fail(args, cr, rr, "DBSIZE differs after 5s of expiry cycles")
 			}
-		default:
-			r.fail(args, cr, rr, "replies differ")
+		} else if why := diffCompare(kind, diffParse(cr), diffParse(rr)); why != "" {
+			r.fail(args, cr, rr, why)
 		}
 	}
 	if kind == diffRandomKey {
@@ -346,6 +331,101 @@ func (r *diffRunner) runOne(args []string) {
 	}
 	r.remember(args, cr, rr)
 	r.count()
+}
+
+// diffCompare compares two parsed replies of a command of the given kind
+// (not diffDBSize or diffScan, which runOne compares its own way) and
+// says how they differ, or returns "".
+func diffCompare(kind diffKind, cv, rv diffReply) string {
+	switch {
+	case diffEqual(cv, rv):
+		return ""
+	case cv.kind == '-' || rv.kind == '-':
+		return "replies differ"
+	case kind == diffSet:
+		if !diffSameSet(cv, rv) {
+			return "replies differ as sets"
+		}
+	case kind == diffTTLSec || kind == diffTTLMs:
+		slack := int64(diffTTLSlackMs)
+		if kind == diffTTLSec {
+			slack /= 1000
+		}
+		if cv.kind != ':' || rv.kind != ':' || cv.n < 0 || rv.n < 0 || diffAbs(cv.n-rv.n) > slack {
+			return fmt.Sprintf("TTLs differ (slack %d)", slack)
+		}
+	case kind == diffRandomKey:
+		if cv.kind != '$' || rv.kind != '$' || cv.null != rv.null {
+			return "RANDOMKEY: nil on one server only"
+		}
+	default:
+		return "replies differ"
+	}
+	return ""
+}
+
+// diffEqual reports whether two parsed replies are the same.
+func diffEqual(a, b diffReply) bool {
+	return a.kind == b.kind && a.str == b.str && a.n == b.n && a.null == b.null &&
+		slices.EqualFunc(a.elems, b.elems, diffEqual)
+}
+
+// diffRender writes a parsed reply back as RESP2.
+func diffRender(v diffReply) string {
+	switch {
+	case v.kind == '$' && v.null:
+		return "$-1\r\n"
+	case v.kind == '$':
+		return fmt.Sprintf("$%d\r\n%s\r\n", len(v.str), v.str)
+	case v.kind == '*' && v.null:
+		return "*-1\r\n"
+	case v.kind == '*':
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(v.elems))
+		for _, e := range v.elems {
+			b.WriteString(diffRender(e))
+		}
+		return b.String()
+	}
+	return string(v.kind) + v.str + "\r\n"
+}
+
+// runTransaction sends MULTI, cmds and EXEC to both servers: the replies
+// to MULTI and to each queued command must be the same, and EXEC's
+// replies are compared one by one as runOne compares a command's. It
+// counts as one command of the stream.
+func (r *diffRunner) runTransaction(cmds [][]string) {
+	r.t.Helper()
+	finished := false
+	defer func() {
+		if !finished && !r.failed {
+			r.t.Logf("stopped at seed %d, %s command #%d: a transaction\nprevious: %s", r.seed, r.phase, r.index, r.histString())
+		}
+	}()
+	for _, args := range append([][]string{{"multi"}}, cmds...) {
+		cr, rr := r.cairn.Do(args...), r.redis.Do(args...)
+		if cr != rr {
+			r.fail(args, cr, rr, "replies differ while queueing a transaction")
+		}
+		r.remember(args, cr, rr)
+	}
+	exec := []string{"exec"}
+	cr, rr := r.cairn.Do(exec...), r.redis.Do(exec...)
+	if cr != rr {
+		cv, rv := diffParse(cr), diffParse(rr)
+		if cv.kind != '*' || rv.kind != '*' || cv.null || rv.null || len(cv.elems) != len(cmds) || len(rv.elems) != len(cmds) {
+			r.fail(exec, cr, rr, "EXEC replies differ")
+		}
+		for i, args := range cmds {
+			if why := diffCompare(diffKindOf(args), cv.elems[i], rv.elems[i]); why != "" {
+				r.fail(exec, diffRender(cv.elems[i]), diffRender(rv.elems[i]),
+					fmt.Sprintf("EXEC reply %d of %d (%s): %s", i+1, len(cmds), diffShow(args), why))
+			}
+		}
+	}
+	r.remember(exec, cr, rr)
+	r.count()
+	finished = true
 }
 
 // setPhase starts a phase: testdata, random or final.
@@ -986,6 +1066,30 @@ func (g *diffGen) wrongArity() []string {
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
 	return c
+}
+
+// diffTransactionChance is the share of the random stream's steps that
+// are a MULTI/EXEC transaction of one to six commands.
+const diffTransactionChance = 0.02
+
+// transaction returns the commands of a transaction: random ones, except
+// those whose comparison depends on state at the time the command is
+// sent, not run (DBSIZE's and SCAN's retries, EXPIRE GT/LT's margin).
+func (g *diffGen) transaction() [][]string {
+	cmds := make([][]string, 1+g.rng.IntN(6))
+	for i := range cmds {
+		for {
+			c := g.next()
+			if k := diffKindOf(c); k == diffDBSize || k == diffScan || slices.ContainsFunc(c[1:], func(a string) bool {
+				return strings.EqualFold(a, "gt") || strings.EqualFold(a, "lt")
+			}) {
+				continue
+			}
+			cmds[i] = c
+			break
+		}
+	}
+	return cmds
 }
 
 func (g *diffGen) next() []string {
