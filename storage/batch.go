@@ -28,6 +28,9 @@ type Batch struct {
 	rows  []rowUpdate
 	rows0 [1]rowUpdate
 	fresh int
+	// earliest is the earliest time of the expiry-index entries the batch
+	// writes (0: none), for ExpireSlice (Engine.expireFloor).
+	earliest int64
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
 }
@@ -133,6 +136,7 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 	}
 	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
 		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
+		b.earliest = earliestExpire(b.earliest, m.ExpireAt)
 	}
 	// One buffer holds the key and the value, for Pebble (which copies
 	// them into the batch) and the row cache (which copies them too).
@@ -418,6 +422,9 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 		return run
 	}
 	e.applied(offset, repr, b.rows, b.fresh, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
+	if b.earliest != 0 {
+		e.noteExpireWritten(b.earliest)
+	}
 	for _, w := range ws {
 		if w.err == nil {
 			w.offset = offset
@@ -453,9 +460,18 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int
 	}
 }
 
+// earliestExpire returns the earlier of two expiry times, 0 being none.
+func earliestExpire(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
 // merge appends o's records to b, and what they change, and closes o.
 func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
+	b.earliest = earliestExpire(b.earliest, o.earliest)
 	for _, d := range o.deltas {
 		b.addDelta(d.ns, d.n.Keys, d.n.Expires)
 	}

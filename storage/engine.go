@@ -137,6 +137,10 @@ type Engine struct {
 	expireMu       sync.Mutex
 	expireFrom     map[string]int64
 	expireRescanAt int64
+	// expireFloor is the earliest expiry time a commit has written to the
+	// index since ExpireSlice last looked (0: none): an absolute time in
+	// the past (SET ... PXAT) lands behind where the scans resume.
+	expireFloor atomic.Int64
 
 	countsMu sync.RWMutex
 	counts   map[string]KeyCount // per namespace, expired keys included

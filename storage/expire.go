@@ -23,15 +23,21 @@ const expireRescan = 10_000
 // tombstone until compactions drop it, and a scan from the index's start
 // steps over every tombstone: with keys expiring by thousands, each slice
 // took milliseconds. A scan therefore starts at the time of the last entry
-// the previous one handled (entries written since are due later, as a
-// TTL is positive), and from the start once per expireRescan, which
-// catches any entry written behind it (a clock stepped back).
+// the previous one handled, or earlier when a commit has written an entry
+// behind that time since (an absolute expiry time in the past, such as
+// SET ... EXAT of a past second: Redis reclaims such a key at once too),
+// and from the start once per expireRescan (for a clock stepped back).
 func (e *Engine) ExpireSlice(nowMs int64, limit int, ev *ExpireEvents) (deleted int, more bool, err error) {
 	e.expireMu.Lock()
 	defer e.expireMu.Unlock()
 	if e.expireFrom == nil || nowMs >= e.expireRescanAt || nowMs < e.expireRescanAt-expireRescan {
 		e.expireFrom = map[string]int64{}
 		e.expireRescanAt = nowMs + expireRescan
+	}
+	if floor := e.expireFloor.Swap(0); floor != 0 {
+		for ns, from := range e.expireFrom {
+			e.expireFrom[ns] = min(from, floor)
+		}
 	}
 	counts := e.KeyCounts()
 	nss := make([]string, 0, len(counts))
@@ -68,6 +74,18 @@ func (e *Engine) ExpireSlice(nowMs int64, limit int, ev *ExpireEvents) (deleted 
 		}
 	}
 	return deleted, more, nil
+}
+
+// noteExpireWritten records that a commit wrote an expiry-index entry at
+// ms, so that the next ExpireSlice scans from there if that is behind
+// where it would resume.
+func (e *Engine) noteExpireWritten(ms int64) {
+	for {
+		cur := e.expireFloor.Load()
+		if cur != 0 && cur <= ms || e.expireFloor.CompareAndSwap(cur, ms) {
+			return
+		}
+	}
 }
 
 // dueEntry is an expiry-index entry found due: the key and its time.
