@@ -22,12 +22,7 @@ func BenchmarkPebbleInsert(b *testing.B) {
 	for _, mb := range []int{4, 16, 64} {
 		for _, batch := range []int{1, 16} {
 			b.Run(fmt.Sprintf("memtable=%dMB/batch=%d", mb, batch), func(b *testing.B) {
-				db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), MemTableSize: uint64(mb) << 20,
-					DisableWAL: true, FormatMajorVersion: pebble.FormatNewest, Logger: pebbleLogger{l: hclog.NewNullLogger(), fatal: func(err error) { b.Error(err) }}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer db.Close()
+				db := openMemPebble(b, mb)
 				r := rand.New(rand.NewPCG(1, 2))
 				key, val := make([]byte, 0, 32), make([]byte, 30)
 				write := func() {
@@ -63,12 +58,7 @@ func BenchmarkPebbleInsert(b *testing.B) {
 func BenchmarkPebbleGet(b *testing.B) {
 	for _, absent := range []bool{false, true} {
 		b.Run(fmt.Sprintf("absent=%v", absent), func(b *testing.B) {
-			db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), MemTableSize: 16 << 20,
-				DisableWAL: true, FormatMajorVersion: pebble.FormatNewest, Logger: pebbleLogger{l: hclog.NewNullLogger(), fatal: func(err error) { b.Error(err) }}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
+			db := openMemPebble(b, 16)
 			r := rand.New(rand.NewPCG(1, 2))
 			key, val := make([]byte, 0, 32), make([]byte, 30)
 			for range 100_000 {
@@ -90,4 +80,16 @@ func BenchmarkPebbleGet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// openMemPebble opens a Pebble DB in memory, without a WAL, with a
+// memtable of mb MB, closed when b ends.
+func openMemPebble(b *testing.B, mb int) *pebble.DB {
+	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), MemTableSize: uint64(mb) << 20,
+		DisableWAL: true, FormatMajorVersion: pebble.FormatNewest, Logger: pebbleLogger{l: hclog.NewNullLogger(), fatal: func(err error) { b.Error(err) }}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
 }

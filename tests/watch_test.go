@@ -106,22 +106,19 @@ func TestWatchFlushOtherNamespace(t *testing.T) {
 			t.Fatalf("SET: %q", got)
 		}
 	}
-	if got := watcher.Do("WATCH", "k"); got != "+OK\r\n" {
-		t.Fatalf("WATCH: %q", got)
-	}
-	if got := a.Do("FLUSHDB"); got != "+OK\r\n" {
-		t.Fatalf("FLUSHDB in a: %q", got)
-	}
-	if got := execPing(t, watcher); got != "*1\r\n+PONG\r\n" {
-		t.Errorf("FLUSHDB in namespace a, EXEC in b: %q, want it to run", got)
-	}
-	if got := watcher.Do("WATCH", "k"); got != "+OK\r\n" {
-		t.Fatalf("WATCH: %q", got)
-	}
-	if got := b.Do("FLUSHDB"); got != "+OK\r\n" {
-		t.Fatalf("FLUSHDB in b: %q", got)
-	}
-	if got := execPing(t, watcher); got != "*-1\r\n" {
-		t.Errorf("FLUSHDB in namespace b, EXEC in b: %q, want a null (aborted)", got)
+	for _, c := range []struct {
+		ns      string
+		flusher *RawConn
+		want    string
+	}{{"a", a, "*1\r\n+PONG\r\n"}, {"b", b, "*-1\r\n"}} {
+		if got := watcher.Do("WATCH", "k"); got != "+OK\r\n" {
+			t.Fatalf("WATCH: %q", got)
+		}
+		if got := c.flusher.Do("FLUSHDB"); got != "+OK\r\n" {
+			t.Fatalf("FLUSHDB in %s: %q", c.ns, got)
+		}
+		if got := execPing(t, watcher); got != c.want {
+			t.Errorf("WATCH in namespace b, FLUSHDB in %s: EXEC %q, want %q", c.ns, got, c.want)
+		}
 	}
 }
