@@ -54,6 +54,8 @@ type Stats struct {
 	// OutputLimitDisconnections counts clients closed by
 	// client-output-buffer-limit (INFO client_output_buffer_limit_disconnections).
 	OutputLimitDisconnections atomic.Int64
+
+	rates rates // the instantaneous_* fields (Sample)
 }
 
 // Reset zeroes the counters CONFIG RESETSTAT resets.
@@ -62,6 +64,7 @@ func (s *Stats) Reset() {
 		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies, &s.OutputLimitDisconnections} {
 		c.Store(0)
 	}
+	s.rates.reset()
 }
 
 // Env is the server-wide state handlers use. It is created once by

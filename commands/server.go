@@ -233,10 +233,14 @@ func (c *Ctx) infoSection(name string) string {
 	case "stats":
 		s := e.Stats
 		b.WriteString("# Stats\r\n")
+		ops, inKBps, outKBps := s.Instantaneous()
 		field("total_connections_received", s.Connections.Load())
 		field("total_commands_processed", s.Commands.Load())
+		field("instantaneous_ops_per_sec", ops)
 		field("total_net_input_bytes", s.NetInput.Load())
 		field("total_net_output_bytes", s.NetOutput.Load())
+		field("instantaneous_input_kbps", fmt.Sprintf("%.2f", inKBps))
+		field("instantaneous_output_kbps", fmt.Sprintf("%.2f", outKBps))
 		field("rejected_connections", s.Rejected.Load())
 		field("expired_keys", s.ExpiredKeys.Load())
 		field("keyspace_hits", s.KeyspaceHits.Load())

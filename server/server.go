@@ -225,7 +225,8 @@ func keyspaceSubscriber(channels, patterns []string) bool {
 
 // expireLoop runs the active expiry cycle hz times a second, spending at
 // most a quarter of each period, in slices small enough never to stall
-// clients for long.
+// clients for long. It also samples the counters behind INFO's
+// instantaneous_* rates, as Redis's cron does.
 func (s *Server) expireLoop() {
 	for {
 		hz := max(s.env.Config.Int("hz"), 1)
@@ -235,6 +236,7 @@ func (s *Server) expireLoop() {
 			return
 		case <-time.After(period):
 		}
+		s.env.Stats.Sample(time.Now())
 		if s.env.Repl != nil && s.env.Repl.IsReplica() {
 			continue // replicas wait for their primary's deletes
 		}
