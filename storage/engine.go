@@ -443,8 +443,9 @@ func (e *Engine) observeFlush(namespaces []string, present func([]byte) bool) {
 	}
 }
 
-// present reports whether record k is in the database (a read error
-// counts as present).
+// present reports whether metadata record k is in the database (a read
+// error counts as present); the caller holds every key lock, so the row
+// cache answers when it has the key.
 func (e *Engine) present(k []byte) bool {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
@@ -453,6 +454,9 @@ func (e *Engine) present(k []byte) bool {
 
 // presentLocked is present for a caller that holds dbMu.
 func (e *Engine) presentLocked(k []byte) bool {
+	if v, hit := e.rows.get(k); hit {
+		return v != nil
+	}
 	_, err := e.getLocked(k)
 	return !errors.Is(err, pebble.ErrNotFound)
 }
