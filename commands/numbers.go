@@ -46,6 +46,7 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		return nil, false
 	}
 	f := newLongDouble()
+	var err error
 	switch lb := strings.ToLower(body); {
 	case lb == "inf" || lb == "infinity":
 		f.SetInf(strings.HasPrefix(s, "-"))
@@ -54,24 +55,56 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		if strings.ContainsAny(body, "_") {
 			return nil, false
 		}
-		if _, _, err := f.Parse(s, 0); err != nil {
-			return nil, false
-		}
+		_, _, err = f.Parse(s, 0)
 	default:
 		if !isDecimalFloat(body) {
 			return nil, false
 		}
-		if _, _, err := f.Parse(s, 10); err != nil {
-			return nil, false
+		_, _, err = f.Parse(s, 10)
+	}
+	// A zero mantissa is zero whatever its exponent, even one past
+	// big.Float's range, which Parse then refuses; strtold reports no
+	// ERANGE for it.
+	zero := zeroMantissa(body)
+	switch {
+	case zero && err != nil:
+		f.SetInt64(0)
+		if strings.HasPrefix(s, "-") {
+			f.Neg(f)
 		}
+	case err != nil:
+		return nil, false
 	}
 	// strtold reports ERANGE for a result that overflows to HUGE_VALL or
 	// underflows to zero, and string2ld refuses both. (A subnormal result
-	// is accepted; it prints as 0 anyway.)
-	if overflowsLongDouble(f) || underflowsLongDouble(f) {
+	// is accepted; it prints as 0 anyway.) A non-zero mantissa that Parse
+	// turned into zero underflowed past big.Float's own exponent range.
+	if overflowsLongDouble(f) || underflowsLongDouble(f) || (f.Sign() == 0 && !zero) {
 		return nil, false
 	}
 	return f, true
+}
+
+// zeroMantissa reports whether the digits of a decimal or hexadecimal
+// number (without its sign) before its exponent are all zeros, at least
+// one.
+func zeroMantissa(body string) bool {
+	m, exp := strings.ToLower(body), "e"
+	if rest, ok := strings.CutPrefix(m, "0x"); ok {
+		m, exp = rest, "p"
+	}
+	m, _, _ = strings.Cut(m, exp)
+	digits := 0
+	for _, c := range m {
+		switch c {
+		case '0':
+			digits++
+		case '.':
+		default:
+			return false
+		}
+	}
+	return digits > 0
 }
 
 // isDecimalFloat reports whether s is digits with an optional point and
