@@ -52,7 +52,7 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		f.SetInf(strings.HasPrefix(s, "-"))
 		return f, true
 	case strings.HasPrefix(lb, "0x"):
-		if strings.ContainsAny(body, "_") {
+		if !isHexFloat(lb) {
 			return nil, false
 		}
 		_, _, err = f.Parse(s, 0)
@@ -62,9 +62,9 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		}
 		_, _, err = f.Parse(s, 10)
 	}
-	// A zero mantissa is zero whatever its exponent, even one past
-	// big.Float's range, which Parse then refuses; strtold reports no
-	// ERANGE for it.
+	// The syntax is checked: Parse fails only on an exponent past
+	// big.Float's range. A zero mantissa is zero whatever its exponent
+	// (strtold reports no ERANGE for it); another overflows or underflows.
 	zero := zeroMantissa(body)
 	switch {
 	case zero && err != nil:
@@ -110,29 +110,45 @@ func zeroMantissa(body string) bool {
 // isDecimalFloat reports whether s is digits with an optional point and
 // exponent, as strtold reads a decimal number.
 func isDecimalFloat(s string) bool {
-	digits, i := 0, 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+	return isFloat(s, 0, func(c byte) bool { return c >= '0' && c <= '9' }, 'e')
+}
+
+// isHexFloat reports whether lowercase s is "0x" and hexadecimal digits
+// with an optional point and binary exponent ("p" and decimal digits), as
+// strtold reads a hexadecimal number.
+func isHexFloat(s string) bool {
+	return strings.HasPrefix(s, "0x") && isFloat(s, 2, func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
+	}, 'p')
+}
+
+// isFloat reports whether s from i on is digits (as isDigit says) with an
+// optional point, at least one digit, and an optional exponent: the letter
+// exp (either case), a sign and decimal digits.
+func isFloat(s string, i int, isDigit func(byte) bool, exp byte) bool {
+	digits := 0
+	for i < len(s) && isDigit(s[i]) {
 		i, digits = i+1, digits+1
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		for i < len(s) && isDigit(s[i]) {
 			i, digits = i+1, digits+1
 		}
 	}
 	if digits == 0 {
 		return false
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	if i < len(s) && (s[i] == exp || s[i] == exp-'a'+'A') {
 		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		exp := 0
+		expDigits := 0
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, exp = i+1, exp+1
+			i, expDigits = i+1, expDigits+1
 		}
-		if exp == 0 {
+		if expDigits == 0 {
 			return false
 		}
 	}
