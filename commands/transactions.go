@@ -324,20 +324,16 @@ func (r *ClientRegistry) Watching() bool { return r.watches.n.Load() > 0 }
 // Written implements storage.WriteObserver: it breaks the transactions
 // watching the keys a batch wrote. As in Redis, deleting a key that had
 // already expired when a connection watched it changes nothing for that
-// connection (the key was as good as absent), but from then on the key
-// counts as not expired: writing it again breaks the transaction.
+// connection (the key was as good as absent); writing it does.
 func (r *ClientRegistry) Written(keys iter.Seq2[[]byte, bool]) {
 	w := &r.watches
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, deleted := range keys {
-		set := w.keys[string(k)]
-		for cl, expired := range set {
-			if expired && deleted {
-				set[cl] = false
-				continue
+		for cl, expired := range w.keys[string(k)] {
+			if !(expired && deleted) {
+				cl.watchTouched.Store(true)
 			}
-			cl.watchTouched.Store(true)
 		}
 	}
 }
@@ -351,14 +347,13 @@ func (r *ClientRegistry) Flushing(namespaces []string, present func(metaKey []by
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for mk, set := range w.keys {
-		ns, _, err := storage.DecodeMetaKey([]byte(mk))
-		if err != nil || (namespaces != nil && !slices.Contains(namespaces, string(ns))) || !present([]byte(mk)) {
+		k := []byte(mk)
+		ns, _, err := storage.DecodeMetaKey(k)
+		if err != nil || (namespaces != nil && !slices.Contains(namespaces, string(ns))) || !present(k) {
 			continue
 		}
 		for cl, expired := range set {
-			if expired {
-				set[cl] = false // the key is gone: from now on, as above
-			} else {
+			if !expired {
 				cl.watchTouched.Store(true)
 			}
 		}

@@ -29,8 +29,7 @@ type Message struct {
 	pattern []byte
 	channel []byte    // the publisher's, valid during the publication
 	payload []byte    // the publisher's, valid during the publication
-	frames  [2][]byte // RESP2, RESP3; encoded[i] says frames[i] is this message's
-	encoded [2]bool
+	frames  [2][]byte // RESP2, RESP3; empty until encoded (a frame never is)
 }
 
 // maxPooledFrame is the largest frame buffer a pooled Message keeps, so a
@@ -53,7 +52,7 @@ func publication(channel, payload []byte) *Message {
 // publication.
 func (m *Message) reset(kind Kind, pattern []byte) {
 	m.kind, m.pattern = kind, pattern
-	m.encoded = [2]bool{}
+	m.frames[0], m.frames[1] = m.frames[0][:0], m.frames[1][:0]
 }
 
 // release returns m to the pool, without large buffers.
@@ -74,9 +73,8 @@ func (m *Message) Frame(proto int) []byte {
 	if proto == 3 {
 		i = 1
 	}
-	if !m.encoded[i] {
-		m.frames[i] = appendFrame(m.frames[i][:0], proto == 3, m.kind, m.pattern, m.channel, m.payload)
-		m.encoded[i] = true
+	if len(m.frames[i]) == 0 {
+		m.frames[i] = appendFrame(m.frames[i], proto == 3, m.kind, m.pattern, m.channel, m.payload)
 	}
 	return m.frames[i]
 }
