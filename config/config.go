@@ -36,6 +36,10 @@ type Config struct {
 	entries map[string]*entry // by canonical name; fixed by New
 	path    string            // the file Load read, or ""; fixed by Load
 
+	// outputLimits is entries["client-output-buffer-limit"], which every
+	// message handed to a subscriber reads; fixed by New.
+	outputLimits *entry
+
 	// writeMu serializes writers, including the OnChange hooks they call,
 	// so hooks see changes in the order they were made.
 	writeMu sync.Mutex
@@ -69,6 +73,7 @@ func New() *Config {
 		e.val.Store(v)
 		c.entries[o.Name] = e
 	}
+	c.outputLimits = c.entries["client-output-buffer-limit"]
 	return c
 }
 
@@ -142,7 +147,7 @@ func (c *Config) Bool(name string) bool {
 // BufferLimit returns the current client-output-buffer-limit of one client
 // class.
 func (c *Config) BufferLimit(class ClientClass) BufferLimit {
-	e := c.entries["client-output-buffer-limit"]
+	e := c.outputLimits
 	if e == nil || class < ClientNormal || class > ClientPubSub {
 		return BufferLimit{}
 	}

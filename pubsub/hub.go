@@ -49,6 +49,10 @@ type Hub struct {
 type entry struct {
 	name   []byte // the name as bytes, for matching and frames without copies
 	prefix string // for patterns: glob.LiteralPrefix of name
+	// anySuffix is true for a pattern that is its literal prefix followed
+	// by stars only (__keyevent@0__:*): every channel with the prefix
+	// matches it, so publishers skip glob.Match.
+	anySuffix bool
 	// subs are the subscribers, iterated by publishers; pos is each
 	// one's index in subs, for removal in constant time.
 	subs []Subscriber
@@ -164,6 +168,7 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 			h.byKind[k][n] = e
 			if k == KindPattern {
 				e.prefix = string(glob.LiteralPrefix(e.name))
+				e.anySuffix = onlyStarsAfter(e.name, e.prefix)
 				if h.byPrefix[e.prefix] == nil {
 					h.addPrefixLen(len(e.prefix))
 				}
@@ -262,7 +267,7 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 			break
 		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
-			if glob.Match(e.name, channel, false) {
+			if e.anySuffix || glob.Match(e.name, channel, false) {
 				if m == nil {
 					m = publication(channel, payload)
 				}
@@ -275,6 +280,21 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 		m.release()
 	}
 	return n
+}
+
+// onlyStarsAfter reports whether pattern is a non-empty prefix itself
+// followed by one or more '*' and nothing else. (A pattern of stars alone
+// is left to glob.Match: like Redis's, it does not match the empty channel.)
+func onlyStarsAfter(pattern []byte, prefix string) bool {
+	if prefix == "" || len(pattern) <= len(prefix) || string(pattern[:len(prefix)]) != prefix {
+		return false
+	}
+	for _, b := range pattern[len(prefix):] {
+		if b != '*' {
+			return false
+		}
+	}
+	return true
 }
 
 // addPrefixLen records that some prefix of length n is indexed.

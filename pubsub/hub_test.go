@@ -119,6 +119,36 @@ func TestPatternPrefixIndex(t *testing.T) {
 	}
 }
 
+// Patterns made of a literal prefix and stars skip the glob; escaped
+// prefixes and a literal star after the prefix must not.
+func TestPatternStarSuffix(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		match   []string
+		miss    []string
+	}{
+		{"ev:*", []string{"ev:", "ev:set", "ev:*"}, []string{"ev", "EV:set", "xev:set"}},
+		{"ev:**", []string{"ev:", "ev:del"}, []string{"ev"}},
+		{`ev\:*`, []string{"ev:", "ev:set"}, []string{"ev", `ev\:set`}},
+		{`ev:\*`, []string{"ev:*"}, []string{"ev:", "ev:set", `ev:\*`}},
+		{`ev:\**`, []string{"ev:*", "ev:*x"}, []string{"ev:", "ev:x"}},
+		{"*", []string{"anything"}, []string{""}},
+	} {
+		h := NewHub()
+		h.Subscribe(&recorder{}, KindPattern, []byte(tc.pattern))
+		for _, ch := range tc.match {
+			if n := h.Publish([]byte(ch), []byte("m")); n != 1 {
+				t.Errorf("pattern %q, channel %q: %d receivers, want 1", tc.pattern, ch, n)
+			}
+		}
+		for _, ch := range tc.miss {
+			if n := h.Publish([]byte(ch), []byte("m")); n != 0 {
+				t.Errorf("pattern %q, channel %q: %d receivers, want 0", tc.pattern, ch, n)
+			}
+		}
+	}
+}
+
 func BenchmarkPublishManyPatterns(b *testing.B) {
 	h := NewHub()
 	for i := 0; i < 1000; i++ {

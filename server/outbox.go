@@ -196,15 +196,15 @@ func (o *outbox) writer() {
 		// Let the goroutines that are about to publish run first, so
 		// one write carries many messages rather than one each: yield
 		// while the queue still grows, a few times at most.
-		for i, queued := 0, -1; i < maxWriteYields; i++ {
+		for i, pending := 0, int64(-1); i < maxWriteYields; i++ {
 			runtime.Gosched()
 			o.mu.Lock()
-			n := len(o.queue)
+			n := o.pending
 			o.mu.Unlock()
-			if n == queued {
+			if n == pending {
 				break
 			}
-			queued = n
+			pending = n
 		}
 		for {
 			o.mu.Lock()
