@@ -58,14 +58,16 @@ test-e2e-race:
 bench: deps build
 	./scripts/benchmarks.sh
 
-STATICCHECK_VERSION := 2026.2.2
+# staticcheck's module version (it calls itself 2026.2.2): the module proxy
+# serves the v0 tags, not the year-numbered ones.
+STATICCHECK_VERSION := 0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if ! $(STATICCHECK) -version 2>/dev/null | grep -q "$(STATICCHECK_VERSION)"; then \
-		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); fi
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION))"; then \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION); fi
 	$(STATICCHECK) ./...
 
 clean:
