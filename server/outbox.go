@@ -185,9 +185,15 @@ func (o *outbox) finish() {
 // for reuse, so one burst does not pin a large slice.
 const maxSpareBuffers = 1024
 
-// maxWriteYields bounds how many times the writer yields to publishers
-// before it writes what they queued.
-const maxWriteYields = 4
+// maxWriteYields and maxWriteWait bound how many times, and for how long,
+// the writer yields to publishers before it writes what they queued. When
+// writers of one key take turns under its lock, each yield lets about one
+// more event in; under a load of many keys one yield can let in dozens and
+// last a few hundred microseconds, and the time bound ends the wait.
+const (
+	maxWriteYields = 16
+	maxWriteWait   = time.Millisecond
+)
 
 // writer is the connection's only socket writer once it has an outbox.
 func (o *outbox) writer() {
@@ -195,13 +201,14 @@ func (o *outbox) writer() {
 	for range o.wake {
 		// Let the goroutines that are about to publish run first, so
 		// one write carries many messages rather than one each: yield
-		// while the queue still grows, a few times at most.
+		// while the queue still grows, within the bounds above.
+		start := time.Now()
 		for i, pending := 0, int64(-1); i < maxWriteYields; i++ {
 			runtime.Gosched()
 			o.mu.Lock()
 			n := o.pending
 			o.mu.Unlock()
-			if n == pending {
+			if n == pending || time.Since(start) > maxWriteWait {
 				break
 			}
 			pending = n
