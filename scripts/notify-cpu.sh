@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Keyspace notifications' cost in server CPU per SET: PASSES passes
-# (default 3) of N SETs (default 300000, -c 50 -r 100000) with
+# (default 3) of N SETs (default 300000, -c 50 -r 100000, or the
+# redis-benchmark arguments in NOTIFY_LOAD: "-c 50" sets one key) with
 # notify-keyspace-events off, then with KEA while `cairn-bench subscribe`
 # reads every __keyevent@0__:* event, against a running server (Cairn or
 # redis-server) on 127.0.0.1:PORT. Each line is one pass: the server's CPU
@@ -10,10 +11,10 @@
 # Usage: scripts/notify-cpu.sh PID PORT [N] [PASSES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n 2,8p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,11p "$0" >&2; exit 2; }
 pid=$1 port=$2 n=${3:-300000} passes=${4:-3}
 [ -x bin/cairn-bench ] || go build -o bin/cairn-bench ./cmd/cairn-bench
-load=(-c 50 -r 100000)
+read -ra load <<<"${NOTIFY_LOAD:--c 50 -r 100000}"
 taskset -c "${BENCH_CLIENT_CPU:-0}" redis-benchmark -p "$port" -t set -n "$n" "${load[@]}" -q >/dev/null 2>&1 # keys exist in every pass
 err=$(mktemp) subcpu=$(mktemp)
 trap 'rm -f "$err" "$subcpu"' EXIT
