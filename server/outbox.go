@@ -188,11 +188,13 @@ const maxSpareBuffers = 1024
 // maxWriteYields and maxWriteWait bound how many times, and for how long,
 // the writer yields to publishers before it writes what they queued. When
 // writers of one key take turns under its lock, each yield lets about one
-// more event in; under a load of many keys one yield can let in dozens and
-// last a few hundred microseconds, and the time bound ends the wait.
+// more event in; under a load of many keys one yield lets in dozens. The
+// time bound keeps events prompt: a yield may also hand the CPU to a
+// flush or compaction, and a 1 ms bound made a replica's event p99 several
+// times longer (docs/performance.md).
 const (
 	maxWriteYields = 16
-	maxWriteWait   = time.Millisecond
+	maxWriteWait   = 100 * time.Microsecond
 )
 
 // writer is the connection's only socket writer once it has an outbox.
