@@ -5,10 +5,11 @@
 # them (TEST, default set: N requests, default 200000, -c 50 -r 100000,
 # from BENCH_CLIENT_CPU, default 0), so that drift hits both. Each pass
 # prints one line per build; the last two lines give each build's mean CPU
-# per request (user+system, µs), requests per second and reads per request.
-# TEST notify runs one pass of scripts/notify-cpu.sh instead (the mean is
-# then the pass without notifications; each build also gets its on/off
-# ratios and the CPU per SET that notifications add).
+# per request (user+system, µs), requests per second, and read and write
+# system calls per request. TEST notify runs one pass of
+# scripts/notify-cpu.sh instead (the means are then the pass without
+# notifications; each build also gets its on/off ratios, the CPU per SET
+# that notifications add and the writes per SET with them on).
 # Everything binds to 127.0.0.1; each server gets a fresh temporary dir and
 # 100,000 SETs first, so that every pass meets existing keys.
 #
@@ -16,7 +17,7 @@
 #   e.g. scripts/compare-builds.sh /tmp/cairn-before bin/cairn 6 get
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n 2,16p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,17p "$0" >&2; exit 2; }
 bins=("$1" "$2") passes=${3:-6} test=${4:-set} n=${5:-200000}
 . scripts/benchlib.sh # SERVER_CPU, CLIENT_CPU, $work, $pids, free_port, wait_up, stop
 ports=()
@@ -46,17 +47,18 @@ acc = {}
 for line in open(sys.argv[1]):
     b = line.split()[0]
     sides = [dict(re.findall(r'(\w+(?:/op)?)=([\d.]+)', part)) for part in line.split('|')[:2]]
-    a = acc.setdefault(b, {'cpu': [], 'rps': [], 'reads': [], 'ratio': [], 'extra': []})
+    a = acc.setdefault(b, {'cpu': [], 'rps': [], 'reads': [], 'writes': [], 'ratio': [], 'extra': [], 'onwrites': []})
     f = sides[0]
-    a['cpu'].append(float(f['user_us/op']) + float(f['sys_us/op'])); a['rps'].append(float(f['rps'])); a['reads'].append(float(f['reads/op']))
+    a['cpu'].append(float(f['user_us/op']) + float(f['sys_us/op'])); a['rps'].append(float(f['rps'])); a['reads'].append(float(f['reads/op'])); a['writes'].append(float(f['writes/op']))
     if 'on:' in line: # notify: off | on
         g = sides[1]
         a['ratio'].append(float(g['rps']) / float(f['rps']))
         a['extra'].append(float(g['user_us/op']) + float(g['sys_us/op']) - a['cpu'][-1])
+        a['onwrites'].append(float(g['writes/op']))
 for b, a in acc.items():
     k = len(a['cpu'])
-    out = f"{b}: mean cpu_us/op={sum(a['cpu'])/k:.2f} rps={sum(a['rps'])/k:.0f} reads/op={sum(a['reads'])/k:.2f} over {k} passes"
+    out = f"{b}: mean cpu_us/op={sum(a['cpu'])/k:.2f} rps={sum(a['rps'])/k:.0f} reads/op={sum(a['reads'])/k:.2f} writes/op={sum(a['writes'])/k:.3f} over {k} passes"
     if a['ratio']:
-        out += f"; notifications on/off rps median={statistics.median(a['ratio']):.2f} (" + " ".join(f"{r:.2f}" for r in a['ratio']) + f"), extra cpu_us/op mean={sum(a['extra'])/k:.2f}"
+        out += f"; notifications on/off rps median={statistics.median(a['ratio']):.2f} (" + " ".join(f"{r:.2f}" for r in a['ratio']) + f"), extra cpu_us/op mean={sum(a['extra'])/k:.2f}, writes/op on={sum(a['onwrites'])/k:.3f}"
     print(out)
 EOF
