@@ -70,8 +70,8 @@ func cmdConfigSet(c *Ctx) {
 	if !c.requireAdmin() {
 		return
 	}
-	if len(c.Args)%2 != 0 {
-		c.wrongArity()
+	if len(c.Args)%2 != 0 { // a name without its value: Redis's syntax error, not an arity error
+		c.W.Error(errSyntax)
 		return
 	}
 	pairs := make([]config.Pair, 0, (len(c.Args)-2)/2)
