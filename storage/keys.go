@@ -57,11 +57,11 @@ func appendMetaKey(dst []byte, ns string, k []byte) []byte {
 	return append(dst, k...)
 }
 
-// metaPrefix returns the prefix shared by every metadata key of ns.
 // MetaKey returns the encoded metadata key of key in ns, the form in which
 // a WriteObserver reports written keys.
 func MetaKey(ns string, key []byte) []byte { return metaKey(ns, key) }
 
+// metaPrefix returns the prefix shared by every metadata key of ns.
 func metaPrefix(ns string) []byte {
 	return appendNS([]byte{prefixMeta}, ns)
 }
