@@ -77,9 +77,12 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	}
 	// strtold reports ERANGE for a result that overflows to HUGE_VALL or
 	// underflows to zero, and string2ld refuses both. (A subnormal result
-	// is accepted; it prints as 0 anyway.) A non-zero mantissa that Parse
-	// turned into zero underflowed past big.Float's own exponent range.
-	if overflowsLongDouble(f) || underflowsLongDouble(f) || (f.Sign() == 0 && !zero) {
+	// is accepted; it prints as 0 anyway.) A decimal exponent past
+	// big.Float's own range makes Parse return an infinity or zero
+	// without an error: the spelled-out infinities returned above, an
+	// infinity here overflowed, and a zero from a non-zero mantissa
+	// underflowed.
+	if f.IsInf() || overflowsLongDouble(f) || underflowsLongDouble(f) || (f.Sign() == 0 && !zero) {
 		return nil, false
 	}
 	return f, true

@@ -43,6 +43,12 @@ func TestLongDouble(t *testing.T) {
 		{"", "-9223371e-1854775854", notFloat},
 		{"", "1e-99999999999999999999", notFloat},
 		{"", "1e99999999999999999999", notFloat},
+		// Decimal exponents that Parse takes to an infinity or to zero
+		// without an error (differential seed 411).
+		{"-922337201e854775798", "1", notFloat},
+		{"", "1e999999999", notFloat},
+		{"", "-1e999999999", notFloat},
+		{"", "1e-999999999", notFloat},
 		{"", "0x1p-99999999999", notFloat},
 		{"", "0x1p99999999999", notFloat},
 		{"", "0e-99999999999999999999", "0"},
