@@ -143,3 +143,37 @@ func incrByFloatForTest(cur, incr string) string {
 	}
 	return string(formatLongDouble(sum))
 }
+
+// FuzzParseLongDouble checks what parseLongDouble promises whatever the
+// input: an accepted number is an infinity only when spelled as one,
+// otherwise it lies within a long double's range, and it formats and
+// parses back to itself (ld2string's output is a valid input).
+func FuzzParseLongDouble(f *testing.F) {
+	for _, s := range []string{"1", "-0", "1.5e308", "1e5000", "1e-5000", "-922337201e854775798",
+		"1e999999999", "0x1p16383", "0x1p-16446", "inf", "-Infinity", "nan", "0e99999999999", " 1", "1e", ".5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := parseLongDouble([]byte(s))
+		if !ok {
+			return
+		}
+		if v.IsInf() {
+			if body := strings.ToLower(strings.TrimLeft(s, "+-")); body != "inf" && body != "infinity" {
+				t.Fatalf("parseLongDouble(%q) = %v, an infinity from a finite spelling", s, v)
+			}
+			return
+		}
+		if overflowsLongDouble(v) || underflowsLongDouble(v) {
+			t.Fatalf("parseLongDouble(%q) = %v, outside a long double's range", s, v)
+		}
+		out := formatLongDouble(v)
+		back, ok := parseLongDouble(out)
+		if !ok {
+			t.Fatalf("parseLongDouble(%q) printed as %q, which does not parse", s, out)
+		}
+		if again := formatLongDouble(back); string(again) != string(out) {
+			t.Fatalf("parseLongDouble(%q) printed as %q, then as %q", s, out, again)
+		}
+	})
+}
