@@ -62,8 +62,9 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		}
 		_, _, err = f.Parse(s, 10)
 	}
-	// The syntax is checked: Parse fails only on an exponent past
-	// big.Float's range. A zero mantissa is zero whatever its exponent
+	// The syntax is checked: Parse fails only on some exponents past
+	// big.Float's range (others come back without an error, below). A
+	// zero mantissa is zero whatever its exponent
 	// (strtold reports no ERANGE for it); another overflows or underflows.
 	zero := zeroMantissa(body)
 	switch {
@@ -78,11 +79,11 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	// strtold reports ERANGE for a result that overflows to HUGE_VALL or
 	// underflows to zero, and string2ld refuses both. (A subnormal result
 	// is accepted; it prints as 0 anyway.) A decimal exponent past
-	// big.Float's own range makes Parse return an infinity or zero
-	// without an error: the spelled-out infinities returned above, an
+	// big.Float's own range makes Parse return an infinity or a zero
+	// without an error: the spelled-out infinities returned above, so an
 	// infinity here overflowed, and a zero from a non-zero mantissa
 	// underflowed.
-	if f.IsInf() || overflowsLongDouble(f) || underflowsLongDouble(f) || (f.Sign() == 0 && !zero) {
+	if overflowsLongDouble(f) || underflowsLongDouble(f) || (f.Sign() == 0 && !zero) {
 		return nil, false
 	}
 	return f, true
@@ -169,8 +170,10 @@ func underflowsLongDouble(f *big.Float) bool {
 	return exp < longDoubleUnderflowExp || (exp == longDoubleUnderflowExp && mant.Abs(mant).Cmp(big.NewFloat(0.5)) == 0)
 }
 
+// overflowsLongDouble reports whether f lies beyond a long double's
+// finite range: an infinity, or a binary exponent past longDoubleMaxExp.
 func overflowsLongDouble(f *big.Float) bool {
-	return !f.IsInf() && f.Sign() != 0 && f.MantExp(nil) > longDoubleMaxExp
+	return f.IsInf() || f.Sign() != 0 && f.MantExp(nil) > longDoubleMaxExp
 }
 
 // addLongDouble returns a+b rounded to long double precision, or false when

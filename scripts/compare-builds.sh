@@ -46,19 +46,19 @@ import re, statistics, sys
 acc = {}
 for line in open(sys.argv[1]):
     b = line.split()[0]
-    sides = [dict(re.findall(r'(\w+(?:/op)?)=([\d.]+)', part)) for part in line.split('|')[:2]]
-    a = acc.setdefault(b, {'cpu': [], 'rps': [], 'reads': [], 'writes': [], 'ratio': [], 'extra': [], 'onwrites': []})
-    f = sides[0]
-    a['cpu'].append(float(f['user_us/op']) + float(f['sys_us/op'])); a['rps'].append(float(f['rps'])); a['reads'].append(float(f['reads/op'])); a['writes'].append(float(f['writes/op']))
-    if 'on:' in line: # notify: off | on
-        g = sides[1]
-        a['ratio'].append(float(g['rps']) / float(f['rps']))
-        a['extra'].append(float(g['user_us/op']) + float(g['sys_us/op']) - a['cpu'][-1])
-        a['onwrites'].append(float(g['writes/op']))
+    off, *on = [dict(re.findall(r'(\w+(?:/op)?)=([\d.]+)', part)) for part in line.split('|')[:2]]
+    a = acc.setdefault(b, {k: [] for k in ('cpu', 'rps', 'reads', 'writes', 'ratio', 'extra', 'onwrites')})
+    cpu = lambda side: float(side['user_us/op']) + float(side['sys_us/op'])
+    a['cpu'].append(cpu(off)); a['rps'].append(float(off['rps']))
+    a['reads'].append(float(off['reads/op'])); a['writes'].append(float(off['writes/op']))
+    if on: # notify: off | on
+        a['ratio'].append(float(on[0]['rps']) / float(off['rps']))
+        a['extra'].append(cpu(on[0]) - cpu(off))
+        a['onwrites'].append(float(on[0]['writes/op']))
+mean = statistics.fmean
 for b, a in acc.items():
-    k = len(a['cpu'])
-    out = f"{b}: mean cpu_us/op={sum(a['cpu'])/k:.2f} rps={sum(a['rps'])/k:.0f} reads/op={sum(a['reads'])/k:.2f} writes/op={sum(a['writes'])/k:.3f} over {k} passes"
+    out = f"{b}: mean cpu_us/op={mean(a['cpu']):.2f} rps={mean(a['rps']):.0f} reads/op={mean(a['reads']):.2f} writes/op={mean(a['writes']):.3f} over {len(a['cpu'])} passes"
     if a['ratio']:
-        out += f"; notifications on/off rps median={statistics.median(a['ratio']):.2f} (" + " ".join(f"{r:.2f}" for r in a['ratio']) + f"), extra cpu_us/op mean={sum(a['extra'])/k:.2f}, writes/op on={sum(a['onwrites'])/k:.3f}"
+        out += f"; notifications on/off rps median={statistics.median(a['ratio']):.2f} (" + " ".join(f"{r:.2f}" for r in a['ratio']) + f"), extra cpu_us/op mean={mean(a['extra']):.2f}, writes/op on={mean(a['onwrites']):.3f}"
     print(out)
 EOF
