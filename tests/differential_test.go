@@ -28,6 +28,10 @@ var (
 	diffNFlag    = flag.Int("diff.n", 0, "commands in TestDifferentialStringsAndKeys (0: $CAIRN_DIFF_N or the default)")
 )
 
+// diffResp3Share is the RESP3 run's share of the random commands: it sends
+// one for every diffResp3Share the RESP2 run sends.
+const diffResp3Share = 4
+
 const (
 	diffDefaultSeed = 20260807
 	diffDefaultN    = 40000
@@ -71,11 +75,26 @@ func diffSettings(t *testing.T) (seed int64, n int) {
 // string and generic key commands: first the fixed cases of
 // testdata/differential/*.txt, then a seeded random stream (2% of whose
 // steps are MULTI/EXEC transactions of random commands), then the whole
-// keyspace.
+// keyspace. It does so twice: over RESP2, and over RESP3 (after HELLO 3 on
+// both connections) with a shorter stream of another seed.
 func TestDifferentialStringsAndKeys(t *testing.T) {
 	seed, n := diffSettings(t)
+	t.Run("resp2", func(t *testing.T) { diffRunStream(t, seed, n, 2) })
+	t.Run("resp3", func(t *testing.T) { diffRunStream(t, seed+1, n/diffResp3Share, 3) })
+}
+
+// diffRunStream runs the differential test's three phases against a fresh
+// Cairn and redis-server, speaking protocol version proto to both.
+func diffRunStream(t *testing.T, seed int64, n, proto int) {
 	cairn, redis := StartCairn(t), StartRedis(t)
-	r := &diffRunner{t: t, seed: seed, n: n, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}
+	r := &diffRunner{t: t, seed: seed, n: n, proto: proto, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}
+	if proto == 3 {
+		for _, c := range []*RawConn{r.cairn, r.redis} {
+			if v := diffParse(c.Do("hello", "3")); v.kind != '%' {
+				t.Fatalf("HELLO 3: %q", diffRender(v))
+			}
+		}
+	}
 
 	r.setPhase("testdata")
 	for _, c := range diffLoadCases(t) {
@@ -99,7 +118,7 @@ func TestDifferentialStringsAndKeys(t *testing.T) {
 		}
 	}
 	r.compareKeyspace()
-	t.Logf("seed %d: compared %d commands (%d random, %d fixed, %d keyspace checks)", seed, r.compared, n, r.fixed, r.final)
+	t.Logf("RESP%d, seed %d: compared %d commands (%d random, %d fixed, %d keyspace checks)", proto, seed, r.compared, n, r.fixed, r.final)
 }
 
 // diffLoadCases reads testdata/differential/*.txt: one command a line,
@@ -161,6 +180,7 @@ type diffRunner struct {
 	t            *testing.T
 	seed         int64
 	n            int // length of the random stream
+	proto        int // RESP version spoken to both servers
 	phase        string
 	cairn, redis *RawConn
 	cairnNode    *Node
@@ -221,7 +241,12 @@ func (r *diffRunner) fail(args []string, cairn, redis, why string) {
 	if r.phase == "random" {
 		n = r.index + 1 // the stream up to this command
 	}
-	fmt.Fprintf(&b, "  reproduce: go test -count=1 -run Differential ./tests/ -diff.seed=%d -diff.n=%d", r.seed, n)
+	seed := r.seed
+	if r.proto == 3 {
+		// The RESP3 run uses the next seed and a shorter stream.
+		seed, n = seed-1, n*diffResp3Share
+	}
+	fmt.Fprintf(&b, "  reproduce: go test -count=1 -run 'Differential.*/resp%d' ./tests/ -diff.seed=%d -diff.n=%d", r.proto, seed, n)
 	r.failed = true
 	r.t.Fatal(b.String())
 }
@@ -355,7 +380,7 @@ func diffCompare(kind diffKind, cv, rv diffReply) string {
 			return fmt.Sprintf("TTLs differ (slack %d)", slack)
 		}
 	case kind == diffRandomKey:
-		if cv.kind != '$' || rv.kind != '$' || cv.null != rv.null {
+		if cv.kind != rv.kind || cv.kind != '$' && cv.kind != '_' || cv.null != rv.null {
 			return "RANDOMKEY: nil on one server only"
 		}
 	default:
@@ -370,18 +395,20 @@ func diffEqual(a, b diffReply) bool {
 		slices.EqualFunc(a.elems, b.elems, diffEqual)
 }
 
-// diffRender writes a parsed reply back as RESP2.
+// diffRender writes a parsed reply back as RESP.
 func diffRender(v diffReply) string {
 	switch {
-	case v.kind == '$' && v.null:
-		return "$-1\r\n"
-	case v.kind == '$':
-		return fmt.Sprintf("$%d\r\n%s\r\n", len(v.str), v.str)
-	case v.kind == '*' && v.null:
-		return "*-1\r\n"
-	case v.kind == '*':
+	case v.null && v.kind != '_':
+		return string(v.kind) + "-1\r\n"
+	case v.kind == '$' || v.kind == '=':
+		return fmt.Sprintf("%c%d\r\n%s\r\n", v.kind, len(v.str), v.str)
+	case v.kind == '*' || v.kind == '%' || v.kind == '~' || v.kind == '>':
+		n := len(v.elems)
+		if v.kind == '%' {
+			n /= 2
+		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "*%d\r\n", len(v.elems))
+		fmt.Fprintf(&b, "%c%d\r\n", v.kind, n)
 		for _, e := range v.elems {
 			b.WriteString(diffRender(e))
 		}
@@ -541,7 +568,8 @@ func (r *diffRunner) compareKeyspace() {
 	// servers have reclaimed their expired keys. Cairn does not compute
 	// avg_ttl.
 	counts := func(c *RawConn) string {
-		for _, line := range strings.Split(diffParse(c.Do("info", "keyspace")).str, "\r\n") {
+		info := diffParse(c.Do("info", "keyspace")).str
+		for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\r\n") {
 			if s, ok := strings.CutPrefix(line, "db0:"); ok {
 				s, _, _ = strings.Cut(s, ",avg_ttl=")
 				return s
@@ -597,13 +625,13 @@ func diffSameSet(a, b diffReply) bool {
 	return slices.Equal(as, bs)
 }
 
-// diffReply is a parsed RESP2 reply.
+// diffReply is a parsed RESP2 or RESP3 reply.
 type diffReply struct {
-	kind  byte // '+', '-', ':', '$' or '*'
+	kind  byte // '+', '-', ':', '$', '*', and in RESP3 '_', ',', '#', '(', '=', '%', '~', '>'
 	str   string
 	n     int64
-	null  bool
-	elems []diffReply
+	null  bool        // $-1, *-1 or _
+	elems []diffReply // of an aggregate; a map's keys and values alternate
 }
 
 func diffParse(raw string) diffReply {
@@ -619,7 +647,9 @@ func diffParseFrom(rd *bufio.Reader) diffReply {
 	switch v.kind {
 	case ':':
 		v.n, _ = strconv.ParseInt(v.str, 10, 64)
-	case '$':
+	case '_':
+		v.null = true
+	case '$', '=':
 		n, _ := strconv.Atoi(v.str)
 		if n < 0 {
 			v.null, v.str = true, ""
@@ -628,11 +658,14 @@ func diffParseFrom(rd *bufio.Reader) diffReply {
 		buf := make([]byte, n+2)
 		_, _ = io.ReadFull(rd, buf)
 		v.str = string(buf[:n])
-	case '*':
+	case '*', '%', '~', '>':
 		n, _ := strconv.Atoi(v.str)
 		if n < 0 {
 			v.null = true
 			break
+		}
+		if v.kind == '%' {
+			n *= 2
 		}
 		for i := 0; i < n; i++ {
 			v.elems = append(v.elems, diffParseFrom(rd))
