@@ -20,11 +20,12 @@ import (
 	"github.com/cairnkv/cairn/storage"
 )
 
-// Reconnection backoff bounds, and how long a link waits for a frame
+// Reconnection backoff bounds (at most a second between attempts, as
+// Redis's replicas retry), and how long a link waits for a frame
 // (heartbeats come every second) before it gives up on the primary.
 const (
 	minBackoff  = 100 * time.Millisecond
-	maxBackoff  = 5 * time.Second
+	maxBackoff  = time.Second
 	readTimeout = 10 * time.Second
 )
 
@@ -87,16 +88,19 @@ func (l *link) run() {
 	defer close(l.done)
 	backoff := minBackoff
 	for l.ctx.Err() == nil {
-		started := time.Now()
+		started, from := time.Now(), l.n.opts.Store.Offset()
 		err := l.session()
 		if l.ctx.Err() != nil {
 			return
 		}
-		l.setErr(err)
-		l.n.log.Warn("replication link down; reconnecting", "primary", l.addr(), "error", err, "in", backoff)
-		if time.Since(started) > 10*time.Second {
+		// A session that applied batches, or lasted a while, was a link
+		// lost, not refused: reconnect soon. One that failed at once
+		// (a primary down, or failing at the same batch) backs off.
+		if l.n.opts.Store.Offset() != from || time.Since(started) > 10*time.Second {
 			backoff = minBackoff
 		}
+		l.setErr(err)
+		l.n.log.Warn("replication link down; reconnecting", "primary", l.addr(), "error", err, "in", backoff)
 		select {
 		case <-l.ctx.Done():
 			return

@@ -625,6 +625,52 @@ func TestReplicationCorruptStream(t *testing.T) {
 	}
 }
 
+// 7b. A replica reconnects 100 ms after each link it loses after applying
+// batches, however often that happens; while its primary is down it
+// retries every second at most.
+func TestReplicationReconnectBackoff(t *testing.T) {
+	p := StartCairn(t)
+	proxy := StartProxy(t, p.Addr())
+	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	const cuts = 6
+	for i := 0; i < cuts; i++ {
+		must(t, pc.Set(cx, "k", strconv.Itoa(i), 0).Err())
+		waitCaughtUp(t, pc, rc)
+		proxy.Cut()
+	}
+	waitCaughtUp(t, pc, rc)
+	delays := func() []string {
+		var out []string
+		for _, line := range strings.Split(r.Log.String(), "\n") {
+			if strings.Contains(line, "replication link down; reconnecting") {
+				_, in, _ := strings.Cut(line, " in=")
+				out = append(out, in)
+			}
+		}
+		return out
+	}
+	if got := delays(); !slices.Equal(got, slices.Repeat([]string{"100ms"}, cuts)) {
+		t.Fatalf("delays before reconnecting after %d cuts: %q; want 100ms each", cuts, got)
+	}
+
+	// The primary down: the delay doubles (from 200 ms: the last session
+	// applied nothing) up to a second.
+	p.Stop()
+	want := []string{"200ms", "400ms", "800ms", "1s", "1s"}
+	waitFor(t, 30*time.Second, "two attempts a second apart", func() bool { return len(delays()) >= cuts+len(want) })
+	if got := delays()[cuts : cuts+len(want)]; !slices.Equal(got, want) {
+		t.Fatalf("delays before reconnecting while the primary is down: %q; want %q", got, want)
+	}
+	p.Restart()
+	must(t, pc.Set(cx, "k", "after", 0).Err())
+	waitCaughtUp(t, pc, rc)
+	if got := rc.Get(cx, "k").Val(); got != "after" {
+		t.Fatalf("replica's k after the primary's restart: %q", got)
+	}
+}
+
 // 8. Keyspace notifications on a replica (proposal §6).
 func TestReplicationNotifications(t *testing.T) {
 	p := StartCairn(t, "--notify-keyspace-events", "KEA")
