@@ -162,7 +162,13 @@ func (l *link) session() error {
 	if err != nil {
 		return fmt.Errorf("PSYNC: %w", err)
 	}
+	// The handshake's lines carry no checksum, unlike the frames after
+	// them: an id that is not one is a corrupt reply, not an id to adopt
+	// (it would fail every later partial resync).
 	f := strings.Fields(reply)
+	if len(f) >= 2 && (f[0] == "+FULLRESYNC" || f[0] == "+CONTINUE") && !validReplID(f[1]) {
+		return fmt.Errorf("bad PSYNC reply %q: %w", reply, ErrCorruptStream)
+	}
 	switch {
 	case len(f) == 3 && f[0] == "+FULLRESYNC":
 		off, err := strconv.ParseUint(f[2], 10, 64)

@@ -158,7 +158,7 @@ func readReplID(path string) (id, state string) {
 		return "", ""
 	}
 	f := strings.Fields(string(b))
-	if len(f) == 0 || len(f[0]) != 40 {
+	if len(f) == 0 || !validReplID(f[0]) {
 		return "", ""
 	}
 	if len(f) == 1 {
@@ -247,6 +247,20 @@ func (n *Node) resumeIDLocked() string {
 		return n.replID2
 	}
 	return n.replID
+}
+
+// validReplID reports whether id has the form of a replication id: 40
+// lowercase hex digits, as newReplID makes them (and Redis).
+func validReplID(id string) bool {
+	if len(id) != 40 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func newReplID() string {

@@ -606,6 +606,28 @@ func TestReplicationCorruptStream(t *testing.T) {
 		t.Fatalf("sync_full %d -> %d, sync_partial_ok %d -> %d; want two partial resyncs", full0, full, partial0, partial)
 	}
 
+	// A byte flipped in the replication id of the +CONTINUE line, which has
+	// no checksum (after REPLCONF's "+OK\r\n" and "+CONTINUE "): the
+	// replica refuses the reply instead of adopting a corrupt id, which
+	// would fail its next partial resync, and reconnects.
+	proxy.Cut()
+	proxy.FlipAfter(5 + 10 + 3)
+	writeMix(t, pc, "e", 100)
+	waitCaughtUp(t, pc, rc)
+	if !proxy.Flipped() || !strings.Contains(r.Log.String(), "bad PSYNC reply") {
+		t.Fatalf("the corrupt +CONTINUE went unnoticed:\n%s", r.Log.String())
+	}
+	proxy.Cut()
+	writeMix(t, pc, "f", 100)
+	waitCaughtUp(t, pc, rc)
+	if got, want := infoOf(rc, "replication")["master_replid"], infoOf(pc, "replication")["master_replid"]; got != want {
+		t.Fatalf("replica's master_replid %q, primary's %q", got, want)
+	}
+	if full, partial := syncStats(t, pc); full != full0 || partial != partial0+5 {
+		t.Fatalf("sync_full %d -> %d, sync_partial_ok %d -> %d; want three more partial resyncs", full0, full, partial0, partial)
+	}
+	compareData(t, "after a corrupt +CONTINUE", pc, rc)
+
 	// A byte flipped in a checkpoint file: the full sync is discarded and
 	// retried, and the replica ends with the new primary's data.
 	q := StartCairn(t)
