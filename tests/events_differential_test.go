@@ -169,6 +169,60 @@ func TestReplicaEventsMatchPrimary(t *testing.T) {
 	}
 }
 
+// TestReplicaEventsAcrossBrokenLinks is TestReplicaEventsMatchPrimary with
+// the replica connected through a proxy that, at seeded random steps, cuts
+// the link or flips a byte of the stream (which the replica detects and
+// reconnects from). No reconnection may need a full sync, and the
+// replica must publish each replicated write's events exactly once: none
+// lost with the cut batch, none repeated by the resent one.
+func TestReplicaEventsAcrossBrokenLinks(t *testing.T) {
+	seed, n := evSettings(t)
+	flags := []string{"--notify-keyspace-events", evFlags}
+	primary := StartCairn(t, flags...)
+	proxy := StartProxy(t, primary.Addr())
+	replica := StartCairn(t, append([]string{"--slaveof", proxy.SlaveOf()}, flags...)...)
+	pc, rc := primary.Client(), replica.Client()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replica's log:\n%s", replica.Log.String())
+		}
+	})
+	waitCaughtUp(t, pc, rc)
+	full0, partial0 := syncStats(t, pc)
+	faults := rand.New(rand.NewPCG(uint64(seed), 0xfa17))
+	cuts, flips := 0, 0
+	r := &evRun{
+		t: t, seed: seed, n: n, testName: "TestReplicaEventsAcrossBrokenLinks",
+		targets:     []evTarget{{"primary", primary.Raw()}},
+		ref:         evSubscribe(t, "primary", primary),
+		sub:         evSubscribe(t, "replica", replica),
+		dropKeymiss: true,
+		beforeEnd:   func() { waitCaughtUp(t, pc, rc) },
+		afterStep: func() {
+			switch x := faults.IntN(400); {
+			case x == 0:
+				proxy.Cut()
+				cuts++
+			case x == 1 && !proxy.Armed():
+				// Within the next few batches' bytes.
+				proxy.FlipAfter(int64(faults.IntN(2000)))
+				flips++
+			}
+		},
+	}
+	r.run()
+	full, partial := syncStats(t, pc)
+	t.Logf("%d cuts and %d flips armed (%d flipped): %d connections, %d partial resyncs",
+		cuts, flips, proxy.Flips(), proxy.Accepted(), partial-partial0)
+	if full != full0 {
+		t.Errorf("sync_full %d -> %d: a broken link forced a full sync", full0, full)
+	}
+	// A cut during a handshake ends a connection before its PSYNC.
+	if reconnections := int64(proxy.Accepted() - 1); partial == partial0 || partial-partial0 > reconnections {
+		t.Errorf("%d partial resyncs for %d reconnections", partial-partial0, reconnections)
+	}
+}
+
 // ---- subscribers ----
 
 // evEvent is one message a subscriber received.
@@ -296,6 +350,7 @@ type evRun struct {
 	ref, sub    *evCollector // the reference and the node under test
 	dropKeymiss bool
 	beforeEnd   func() // runs before the end marker is published
+	afterStep   func() // runs after every step
 	gen         *evGen
 	steps       []evStep
 	keyLog      map[string][]int // key -> steps naming it
@@ -361,6 +416,9 @@ func (r *evRun) do(phase string, idx int, keys []string, cmds ...[]string) {
 		}
 	}
 	r.commands += len(cmds)
+	if r.afterStep != nil {
+		r.afterStep()
+	}
 	finished = true
 }
 

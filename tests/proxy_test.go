@@ -22,6 +22,7 @@ type Proxy struct {
 	accepted int
 	flipIn   int64 // >= 0: primary->replica bytes left before the flip
 	flipped  bool
+	flips    int // bytes flipped so far
 }
 
 // StartProxy listens on a free loopback port and forwards every
@@ -63,6 +64,20 @@ func (p *Proxy) Flipped() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.flipped
+}
+
+// Armed reports whether a flip is armed and not yet done.
+func (p *Proxy) Armed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flipIn >= 0
+}
+
+// Flips returns how many bytes the proxy has flipped so far.
+func (p *Proxy) Flips() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flips
 }
 
 // Cut closes every connection the proxy carries; new ones are accepted.
@@ -119,6 +134,7 @@ func (p *Proxy) downstream(dst, src net.Conn) {
 				if p.flipIn < int64(n) {
 					buf[p.flipIn] ^= 0xff
 					p.flipped = true
+					p.flips++
 					p.flipIn = -1
 				} else {
 					p.flipIn -= int64(n)
