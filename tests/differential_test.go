@@ -28,10 +28,6 @@ var (
 	diffNFlag    = flag.Int("diff.n", 0, "commands in TestDifferentialStringsAndKeys (0: $CAIRN_DIFF_N or the default)")
 )
 
-// diffResp3Share is the RESP3 run's share of the random commands: it sends
-// one for every diffResp3Share the RESP2 run sends.
-const diffResp3Share = 4
-
 const (
 	diffDefaultSeed = 20260807
 	diffDefaultN    = 40000
@@ -75,20 +71,75 @@ func diffSettings(t *testing.T) (seed int64, n int) {
 // string and generic key commands: first the fixed cases of
 // testdata/differential/*.txt, then a seeded random stream (2% of whose
 // steps are MULTI/EXEC transactions of random commands), then the whole
-// keyspace. It does so twice: over RESP2, and over RESP3 (after HELLO 3 on
-// both connections) with a shorter stream of another seed.
+// keyspace. It does so three times: over RESP2; over RESP3 (after HELLO 3
+// on both connections); and over RESP2 in a Cairn namespace, beside other
+// namespaces holding the same keys, which must not change. The last two
+// send shorter streams of other seeds.
 func TestDifferentialStringsAndKeys(t *testing.T) {
 	seed, n := diffSettings(t)
-	t.Run("resp2", func(t *testing.T) { diffRunStream(t, seed, n, 2) })
-	t.Run("resp3", func(t *testing.T) { diffRunStream(t, seed+1, n/diffResp3Share, 3) })
+	for _, st := range diffStreams {
+		t.Run(st.name, func(t *testing.T) { diffRunStream(t, st, seed+st.seedOffset, n/st.share) })
+	}
 }
 
+// diffStream is one run of the differential test: its subtest's name, its
+// seed (the test's plus seedOffset), its length (the test's divided by
+// share), the RESP version spoken to both servers, and whether Cairn's
+// connection is in a namespace.
+type diffStream struct {
+	name       string
+	seedOffset int64
+	share      int
+	proto      int
+	namespace  bool
+}
+
+var diffStreams = []diffStream{
+	{name: "resp2", share: 1, proto: 2},
+	{name: "resp3", seedOffset: 1, share: 4, proto: 3},
+	{name: "namespace", seedOffset: 2, share: 4, proto: 2, namespace: true},
+}
+
+// diffNoise is what the namespaced run leaves in the other namespaces of
+// Cairn, under every key of the stream: the value each key must still
+// hold at the end.
+const diffNoise = "noise"
+
 // diffRunStream runs the differential test's three phases against a fresh
-// Cairn and redis-server, speaking protocol version proto to both.
-func diffRunStream(t *testing.T, seed int64, n, proto int) {
-	cairn, redis := StartCairn(t), StartRedis(t)
-	r := &diffRunner{t: t, seed: seed, n: n, proto: proto, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}
-	if proto == 3 {
+// Cairn and redis-server.
+func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
+	var cairn *Node
+	var admin, other *RawConn
+	if st.namespace {
+		cairn = StartCairn(t, "--requirepass", "admin")
+		admin = cairn.Raw()
+		for _, c := range [][]string{{"auth", "admin"}, {"namespace", "add", "diff", "difftoken"}, {"namespace", "add", "other", "othertoken"}} {
+			if got := admin.Do(c...); got != "+OK\r\n" {
+				t.Fatalf("%v: %q", c, got)
+			}
+		}
+		other = cairn.Raw()
+		if got := other.Do("auth", "othertoken"); got != "+OK\r\n" {
+			t.Fatalf("AUTH othertoken: %q", got)
+		}
+		for _, k := range diffKeys {
+			for _, c := range []*RawConn{admin, other} {
+				if got := c.Do("set", k, diffNoise); got != "+OK\r\n" {
+					t.Fatalf("SET %q: %q", k, got)
+				}
+			}
+		}
+	} else {
+		cairn = StartCairn(t)
+	}
+	redis := StartRedis(t)
+	r := &diffRunner{t: t, stream: st, seed: seed, n: n, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}
+	if st.namespace {
+		if got := r.cairn.Do("auth", "difftoken"); got != "+OK\r\n" {
+			t.Fatalf("AUTH difftoken: %q", got)
+		}
+	}
+	if st.proto == 3 {
 		for _, c := range []*RawConn{r.cairn, r.redis} {
 			if v := diffParse(c.Do("hello", "3")); v.kind != '%' {
 				t.Fatalf("HELLO 3: %q", diffRender(v))
@@ -118,7 +169,19 @@ func diffRunStream(t *testing.T, seed int64, n, proto int) {
 		}
 	}
 	r.compareKeyspace()
-	t.Logf("RESP%d, seed %d: compared %d commands (%d random, %d fixed, %d keyspace checks)", proto, seed, r.compared, n, r.fixed, r.final)
+	if st.namespace {
+		for _, c := range []*RawConn{admin, other} {
+			if got := c.Do("dbsize"); got != fmt.Sprintf(":%d\r\n", len(diffKeys)) {
+				t.Errorf("DBSIZE of another namespace after the stream: %q", got)
+			}
+			for _, k := range diffKeys {
+				if got := c.Do("get", k); got != fmt.Sprintf("$%d\r\n%s\r\n", len(diffNoise), diffNoise) {
+					t.Errorf("GET %q in another namespace after the stream: %q", k, got)
+				}
+			}
+		}
+	}
+	t.Logf("%s, seed %d: compared %d commands (%d random, %d fixed, %d keyspace checks)", st.name, seed, r.compared, n, r.fixed, r.final)
 }
 
 // diffLoadCases reads testdata/differential/*.txt: one command a line,
@@ -180,7 +243,7 @@ type diffRunner struct {
 	t            *testing.T
 	seed         int64
 	n            int // length of the random stream
-	proto        int // RESP version spoken to both servers
+	stream       diffStream
 	phase        string
 	cairn, redis *RawConn
 	cairnNode    *Node
@@ -241,12 +304,8 @@ func (r *diffRunner) fail(args []string, cairn, redis, why string) {
 	if r.phase == "random" {
 		n = r.index + 1 // the stream up to this command
 	}
-	seed := r.seed
-	if r.proto == 3 {
-		// The RESP3 run uses the next seed and a shorter stream.
-		seed, n = seed-1, n*diffResp3Share
-	}
-	fmt.Fprintf(&b, "  reproduce: go test -count=1 -run 'Differential.*/resp%d' ./tests/ -diff.seed=%d -diff.n=%d", r.proto, seed, n)
+	fmt.Fprintf(&b, "  reproduce: go test -count=1 -run 'Differential.*/%s' ./tests/ -diff.seed=%d -diff.n=%d",
+		r.stream.name, r.seed-r.stream.seedOffset, n*r.stream.share)
 	r.failed = true
 	r.t.Fatal(b.String())
 }
