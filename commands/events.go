@@ -95,9 +95,17 @@ func (c *Ctx) stage(b *storage.Batch, key []byte, codes []notify.Code) {
 	}
 }
 
-// miss publishes "keymiss" for a read of a missing key. It is a read
-// event of this node's clients: never written to a batch or replicated.
-func (c *Ctx) miss(key []byte) {
+// lookedUp accounts for a read of key that found it live or not, where
+// Redis's lookupKeyRead would: it counts a keyspace hit or miss (INFO
+// stats) and, for a miss, publishes "keymiss", a read event of this
+// node's clients: never written to a batch or replicated. Writes that
+// look a key up call neither, as Redis's lookupKeyWrite.
+func (c *Ctx) lookedUp(key []byte, live bool) {
+	if live {
+		c.Env.Stats.KeyspaceHits.Add(1)
+		return
+	}
+	c.Env.Stats.KeyspaceMisses.Add(1)
 	if c.Env.Notify == nil || c.Env.Notify.Flags()&notify.KeyMiss == 0 {
 		return
 	}

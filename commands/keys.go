@@ -84,10 +84,9 @@ func cmdExists(c *Ctx) {
 		if !ok {
 			return
 		}
+		c.lookedUp(key, k.live)
 		if k.live {
 			n++
-		} else {
-			c.miss(key)
 		}
 	}
 	c.W.Int(n)
@@ -182,9 +181,9 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 	if !ok {
 		return
 	}
+	c.lookedUp(c.Args[1], k.live)
 	switch {
 	case !k.live:
-		c.miss(c.Args[1])
 		c.W.Int(-2)
 	case k.m.ExpireAt == 0:
 		c.W.Int(-1)
@@ -226,8 +225,8 @@ func cmdType(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
-		c.miss(c.Args[1])
 		c.W.SimpleString("none")
 		return
 	}
@@ -324,8 +323,8 @@ func cmdCopy(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(src, s.live)
 	if !s.live {
-		c.miss(src)
 		c.W.Int(0)
 		return
 	}
@@ -454,6 +453,9 @@ func cmdScan(c *Ctx) {
 			expired = append(expired, append([]byte(nil), key...))
 			return true
 		}
+		if typeName != "" {
+			c.lookedUp(key, true)
+		}
 		if typeName == "" || m.Type.String() == typeName {
 			keys = append(keys, append([]byte(nil), key...))
 		}
@@ -465,6 +467,13 @@ func cmdScan(c *Ctx) {
 	}
 	if !c.reclaimAll(expired) {
 		return
+	}
+	if typeName != "" {
+		// Redis 7.0 reads each key to learn its type: an expired one is a
+		// miss (and a keymiss event, after its expired event).
+		for _, k := range expired {
+			c.lookedUp(k, false)
+		}
 	}
 	next := uint64(0)
 	if more {

@@ -39,13 +39,11 @@ func cmdGet(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
-		c.Env.Stats.KeyspaceMisses.Add(1)
-		c.miss(c.Args[1])
 		c.W.NullBulk()
 		return
 	}
-	c.Env.Stats.KeyspaceHits.Add(1)
 	c.W.Bulk(k.m.Value)
 }
 
@@ -138,8 +136,8 @@ func cmdSet(c *Ctx) {
 		c.W.Error(errWrongType)
 		return
 	}
-	if o.get && !k.live {
-		c.miss(key) // SET ... GET reads the old value first
+	if o.get {
+		c.lookedUp(key, k.live) // SET ... GET reads the old value first
 	}
 	if (o.nx && k.live) || (o.xx && !k.live) {
 		if o.get {
@@ -235,11 +233,12 @@ func cmdMGet(c *Ctx) {
 	c.W.Array(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		k, err := c.lookup(key)
+		if err == nil {
+			c.lookedUp(key, k.live)
+		}
 		if err != nil || !k.live || k.m.Type != storage.TypeString {
 			if err != nil {
 				c.Env.Log.Error("storage error", "command", "mget", "error", err)
-			} else if !k.live {
-				c.miss(key)
 			}
 			c.W.NullBulk()
 			continue
@@ -317,9 +316,7 @@ func cmdGetSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	if !k.live {
-		c.miss(key)
-	}
+	c.lookedUp(key, k.live)
 	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet) {
 		c.replyValue(&k)
 	}
@@ -333,8 +330,8 @@ func cmdGetDel(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
-		c.miss(key)
 		c.W.NullBulk()
 		return
 	}
@@ -355,8 +352,8 @@ func cmdGetEx(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
-		c.miss(key)
 		c.W.NullBulk()
 		return
 	}
@@ -419,8 +416,8 @@ func cmdStrlen(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
-		c.miss(c.Args[1])
 		c.W.Int(0)
 		return
 	}
@@ -483,11 +480,10 @@ func cmdGetRange(c *Ctx) {
 	if !ok {
 		return
 	}
+	c.lookedUp(c.Args[1], k.live)
 	var s []byte
 	if k.live {
 		s = k.m.Value
-	} else {
-		c.miss(c.Args[1])
 	}
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {

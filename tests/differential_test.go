@@ -415,6 +415,33 @@ func (r *diffRunner) runOne(args []string) {
 	}
 	r.remember(args, cr, rr)
 	r.count()
+	if diffHitsEach {
+		r.compareHits(args)
+	}
+}
+
+// diffHitsEach (CAIRN_DIFF_HITS=each) compares the keyspace hit and miss
+// counts after every command rather than once at the end: it finds the
+// first command that counts differently.
+var diffHitsEach = os.Getenv("CAIRN_DIFF_HITS") == "each"
+
+// compareHits fails the test, naming args, unless both servers' INFO
+// stats report the same keyspace_hits and keyspace_misses.
+func (r *diffRunner) compareHits(args []string) {
+	r.t.Helper()
+	hits := func(c *RawConn) string {
+		var out []string
+		info := diffParse(c.Do("info", "stats")).str
+		for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_hits:") || strings.HasPrefix(line, "keyspace_misses:") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	if ch, rh := hits(r.cairn), hits(r.redis); ch != rh {
+		r.fail(args, ch, rh, "keyspace hits and misses differ (CAIRN_DIFF_HITS=each finds the first command)")
+	}
 }
 
 // diffCompare compares two parsed replies of a command of the given kind
@@ -560,6 +587,8 @@ func (r *diffRunner) adjustGTLT(args []string) {
 	if !gtlt || err != nil || diffAbs(when) > math.MaxInt64/4/unitMs {
 		return
 	}
+	// Read on both servers, so that their keyspace hit counts agree.
+	r.cairn.Do("pexpiretime", args[1])
 	cur := diffParse(r.redis.Do("pexpiretime", args[1]))
 	if cur.kind != ':' || cur.n <= 0 {
 		return
@@ -621,6 +650,10 @@ func (r *diffRunner) runScan(args []string) {
 func (r *diffRunner) compareKeyspace() {
 	r.t.Helper()
 	r.setPhase("final")
+	// Keyspace hits and misses count the same reads (those of the stream:
+	// these checks come after them and do not count).
+	r.compareHits([]string{"info", "stats"})
+	r.count()
 	r.run([]string{"dbsize"})
 	// The key and expiry counts of INFO keyspace (a count that drifted
 	// would, for expiries, stop the active expire cycle): equal once both
