@@ -19,6 +19,8 @@ func init() {
 		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Handler: cmdDel},
 		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Handler: cmdUnlink},
 		&Spec{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
+		// TOUCH is EXISTS here: Cairn keeps no access times to update.
+		&Spec{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1", Summary: "Counts the given keys that exist (a key named twice counts twice); Cairn keeps no access times to update.", Handler: cmdExists},
 		k1("expire", -3, FlagWrite|FlagFast, "1.0.0", "Sets the expiration time of a key in seconds.", cmdExpire),
 		k1("pexpire", -3, FlagWrite|FlagFast, "2.6.0", "Sets the expiration time of a key in milliseconds.", cmdPExpire),
 		k1("expireat", -3, FlagWrite|FlagFast, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", cmdExpireAt),

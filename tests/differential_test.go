@@ -1096,6 +1096,7 @@ var diffBuilders = []diffBuilder{
 		return append([]string{g.word(g.pick([]string{"del", "unlink"}))}, g.keys(1, 4)...)
 	}},
 	{3, func(g *diffGen) []string { return append([]string{g.word("exists")}, g.keys(1, 4)...) }},
+	{1, func(g *diffGen) []string { return append([]string{g.word("touch")}, g.keys(1, 4)...) }},
 	{8, func(g *diffGen) []string {
 		name := g.pick([]string{"expire", "pexpire", "expireat", "pexpireat"})
 		args := []string{g.word(name), g.key(), g.expireTime(strings.HasSuffix(name, "at"), name[0] == 'p')}
@@ -1206,7 +1207,7 @@ func (g *diffGen) wrongArity() []string {
 		{"getdel"}, {"getdel", k, k}, {"getex"}, {"append", k}, {"strlen"},
 		{"setrange", k, "0"}, {"getrange", k, "0"}, {"substr", k}, {"incr"},
 		{"incr", k, "1"}, {"incrby", k}, {"incrbyfloat", k}, {"decr", k, k}, {"decrby", k},
-		{"del"}, {"unlink"}, {"exists"}, {"expire", k}, {"pexpire"}, {"expireat", k},
+		{"del"}, {"unlink"}, {"exists"}, {"touch"}, {"expire", k}, {"pexpire"}, {"expireat", k},
 		{"pexpireat", k}, {"expiretime"}, {"pexpiretime", k, k}, {"persist"}, {"ttl"},
 		{"pttl", k, k}, {"type"}, {"rename", k}, {"renamenx", k, k, k}, {"copy", k},
 		{"keys"}, {"keys", "*", "*"}, {"scan"}, {"randomkey", k}, {"dbsize", k},

@@ -1179,7 +1179,9 @@ var evBuilders = []evBuilder{
 		return evOne([]string{"INCRBYFLOAT", g.key(), g.pick(evFloatArgs)}, 1)
 	}},
 	{4, func(g *evGen) ([]string, []string) { return evAllKeys(g.pick([]string{"DEL", "UNLINK"}), g.keys(1, 4)) }},
-	{2, func(g *evGen) ([]string, []string) { return evAllKeys("EXISTS", g.keys(1, 4)) }},
+	{2, func(g *evGen) ([]string, []string) {
+		return evAllKeys(g.pick([]string{"EXISTS", "EXISTS", "TOUCH"}), g.keys(1, 4))
+	}},
 	{9, func(g *evGen) ([]string, []string) { return evOne(g.expire(), 1) }},
 	{2, func(g *evGen) ([]string, []string) { return evOne([]string{"PERSIST", g.key()}, 1) }},
 	{4, func(g *evGen) ([]string, []string) {
