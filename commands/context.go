@@ -2,8 +2,10 @@ package commands
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,12 +52,46 @@ type Stats struct {
 	ExpiredKeys    atomic.Int64
 	NetInput       atomic.Int64
 	NetOutput      atomic.Int64
-	ErrorReplies   atomic.Int64
+	ErrorReplies   atomic.Int64 // total_error_replies; NoteError counts them
 	// OutputLimitDisconnections counts clients closed by
 	// client-output-buffer-limit (INFO client_output_buffer_limit_disconnections).
 	OutputLimitDisconnections atomic.Int64
 
 	rates rates // the instantaneous_* fields (Sample)
+
+	errorsMu   sync.Mutex
+	errorCodes map[string]int64 // INFO errorstats: error replies by code
+}
+
+// maxErrorCodes bounds the error codes INFO errorstats tracks; replies of
+// further codes are counted in total_error_replies only. Cairn's own
+// replies use a handful.
+const maxErrorCodes = 128
+
+// NoteError counts an error reply with message msg: in
+// total_error_replies, and in INFO errorstats under its code, the first
+// word of msg ("ERR", "WRONGTYPE", ...), as Redis counts them.
+func (s *Stats) NoteError(msg string) {
+	s.ErrorReplies.Add(1)
+	code := "ERR"
+	if i := strings.IndexByte(msg[:min(len(msg), 32)], ' '); i > 0 {
+		code = msg[:i]
+	}
+	s.errorsMu.Lock()
+	defer s.errorsMu.Unlock()
+	if s.errorCodes == nil {
+		s.errorCodes = map[string]int64{}
+	}
+	if _, ok := s.errorCodes[code]; ok || len(s.errorCodes) < maxErrorCodes {
+		s.errorCodes[code]++
+	}
+}
+
+// ErrorCounts returns the error replies counted by code (INFO errorstats).
+func (s *Stats) ErrorCounts() map[string]int64 {
+	s.errorsMu.Lock()
+	defer s.errorsMu.Unlock()
+	return maps.Clone(s.errorCodes)
 }
 
 // Reset zeroes the counters CONFIG RESETSTAT resets.
@@ -65,6 +101,12 @@ func (s *Stats) Reset() {
 		c.Store(0)
 	}
 	s.rates.reset()
+	s.errorsMu.Lock()
+	s.errorCodes = nil
+	s.errorsMu.Unlock()
+	for _, spec := range allSpecs() {
+		spec.stats.reset()
+	}
 }
 
 // Env is the server-wide state handlers use. It is created once by
@@ -149,6 +191,9 @@ type Client struct {
 	multi   *multiState
 	watched []watchedKey
 	group   *txnBatch
+	// errorMark is the connection's Writer.Errors when its running
+	// command started (EXEC moves it past its queued commands' errors).
+	errorMark int64
 	// ctx is the context of the command running, reused from one command
 	// to the next (Dispatch).
 	ctx Ctx

@@ -11,14 +11,20 @@ import (
 
 // Dispatch runs one command for cl, writing its reply to w. It applies the
 // checks Redis's processCommand applies, in the same order: unknown
-// command, arity, unknown subcommand, authentication.
+// command, arity, unknown subcommand, authentication. Like Redis, it
+// counts a command that runs in total_commands_processed and in its
+// commandstats calls (failed ones, those that replied an error, apart),
+// one refused by a check in its commandstats rejected_calls, and one
+// queued by MULTI in neither (EXEC counts it when it runs).
 func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	now := time.Now()
-	e.Stats.Commands.Add(1)
-	// reject replies with a refusal; inside MULTI it also dooms the
-	// transaction, as Redis's flagTransaction does.
-	reject := func(msg string) {
-		e.Stats.ErrorReplies.Add(1)
+	// reject replies with a refusal, counted against spec when there is
+	// one; inside MULTI it also dooms the transaction, as Redis's
+	// flagTransaction does.
+	reject := func(spec *Spec, msg string) {
+		if spec != nil {
+			spec.stats.rejected.Add(1)
+		}
 		if cl.multi != nil {
 			cl.multi.dirty = true
 		}
@@ -26,45 +32,45 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	}
 	spec := Lookup(args[0])
 	if spec == nil {
-		reject(unknownCommand(args))
+		reject(nil, unknownCommand(args))
 		return
 	}
 	if !spec.ArityOK(len(args)) {
-		reject(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
+		reject(spec, fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
 		return
 	}
 	if spec.Subcommands != nil && (len(args) > 1 || spec.Handler == nil) {
 		sub := spec.Subcommands[strings.ToLower(string(args[1]))]
 		if sub == nil {
-			reject(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(args[1], 128), strings.ToUpper(spec.Name)))
+			reject(nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(args[1], 128), strings.ToUpper(spec.Name)))
 			return
 		}
 		if !sub.ArityOK(len(args)) {
-			reject(fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.FullName()))
+			reject(sub, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.FullName()))
 			return
 		}
 		spec = sub
 	}
 	if !cl.Authed && spec.Flags&FlagNoAuth == 0 {
-		reject(errNoAuth)
+		reject(spec, errNoAuth)
 		return
 	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
-		reject("ERR Command not allowed inside a transaction")
+		reject(spec, "ERR Command not allowed inside a transaction")
 		return
 	}
 	if cl.subs > 0 && cl.Proto() == 2 && !subscribedModeAllowed[spec.parentName()] {
-		reject(subscribedModeError(spec.FullName()))
+		reject(spec, subscribedModeError(spec.FullName()))
 		return
 	}
 	if e.Repl != nil && e.Repl.IsReplica() {
 		if spec.Flags&FlagWrite != 0 {
-			reject(errReadOnly)
+			reject(spec, errReadOnly)
 			return
 		}
 		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
 			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
-				reject(errMasterDown)
+				reject(spec, errMasterDown)
 				return
 			}
 		}
@@ -79,7 +85,12 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	c := &cl.ctx
 	*c = Ctx{Env: e, Client: cl, W: w, Args: args, Spec: spec, Now: now, txn: cl.group, locked: cl.group != nil,
 		events: c.events, staged: c.staged, release: c.release}
+	e.Stats.Commands.Add(1)
+	cl.errorMark = w.Errors
 	spec.Handler(c)
+	// EXEC moves the mark past its commands' errors: it failed only if
+	// it replied one of its own (EXECABORT), as in Redis.
+	spec.stats.record(time.Since(now), w.Errors > cl.errorMark)
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 }
 

@@ -2,15 +2,17 @@ package commands
 
 import (
 	"fmt"
-	"github.com/cairnkv/cairn/notify"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cairnkv/cairn/config"
 	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/notify"
 )
 
 func init() {
@@ -151,24 +153,31 @@ func cmdShutdown(c *Ctx) {
 	c.Env.Host.Shutdown()
 }
 
-// infoSections lists the INFO sections in output order.
-var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace"}
+// infoSections lists the INFO sections in output order, and whether INFO
+// without arguments (or with "default") includes each, as in Redis:
+// "all" and "everything" include every one.
+var infoSections = []struct {
+	name       string
+	notDefault bool
+}{
+	{name: "server"}, {name: "clients"}, {name: "memory"}, {name: "persistence"}, {name: "stats"},
+	{name: "replication"}, {name: "cpu"}, {name: "commandstats", notDefault: true}, {name: "errorstats"},
+	{name: "keyspace"},
+}
 
 func cmdInfo(c *Ctx) {
 	want := map[string]bool{}
-	all := len(c.Args) == 1
-	for _, a := range c.Args[1:] {
-		switch s := lower(a); s {
-		case "all", "everything", "default":
-			all = true
-		default:
-			want[s] = true
-		}
+	if len(c.Args) == 1 {
+		want["default"] = true
 	}
+	for _, a := range c.Args[1:] {
+		want[lower(a)] = true
+	}
+	all := want["all"] || want["everything"]
 	var parts []string
 	for _, s := range infoSections {
-		if all || want[s] {
-			parts = append(parts, c.infoSection(s))
+		if all || want[s.name] || want["default"] && !s.notDefault {
+			parts = append(parts, c.infoSection(s.name))
 		}
 	}
 	c.W.Verbatim(strings.Join(parts, "\r\n"))
@@ -262,6 +271,27 @@ func (c *Ctx) infoSection(name string) string {
 		user, sys := cpuSeconds()
 		field("used_cpu_sys", fmt.Sprintf("%.6f", sys))
 		field("used_cpu_user", fmt.Sprintf("%.6f", user))
+	case "commandstats":
+		b.WriteString("# Commandstats\r\n")
+		for _, spec := range allSpecs() {
+			st := &spec.stats
+			calls, usec, rejected, failed := st.calls.Load(), st.usec.Load(), st.rejected.Load(), st.failed.Load()
+			if calls == 0 && rejected == 0 && failed == 0 {
+				continue
+			}
+			perCall := 0.0
+			if calls > 0 {
+				perCall = float64(usec) / float64(calls)
+			}
+			fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+				spec.FullName(), calls, usec, perCall, rejected, failed)
+		}
+	case "errorstats":
+		b.WriteString("# Errorstats\r\n")
+		counts := e.Stats.ErrorCounts()
+		for _, code := range slices.Sorted(maps.Keys(counts)) {
+			fmt.Fprintf(&b, "errorstat_%s:count=%d\r\n", code, counts[code])
+		}
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		n := e.Store.KeyCounts()[c.ns()]

@@ -5,8 +5,12 @@
 package commands
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Flag describes a command for COMMAND, arity checks, authentication and
@@ -76,6 +80,31 @@ type Spec struct {
 	Subcommands map[string]*Spec
 	// parent is set on subcommands.
 	parent *Spec
+	// stats are the command's INFO commandstats counters.
+	stats commandStats
+}
+
+// commandStats counts a command's runs for INFO commandstats, as Redis
+// does: calls and their time, rejections before a run (arity,
+// authentication, a read-only replica, ...), and runs that replied an
+// error.
+type commandStats struct {
+	calls, usec, rejected, failed atomic.Int64
+}
+
+// record counts one run that took d and replied an error or not.
+func (s *commandStats) record(d time.Duration, failed bool) {
+	s.calls.Add(1)
+	s.usec.Add(d.Microseconds())
+	if failed {
+		s.failed.Add(1)
+	}
+}
+
+func (s *commandStats) reset() {
+	for _, c := range []*atomic.Int64{&s.calls, &s.usec, &s.rejected, &s.failed} {
+		c.Store(0)
+	}
 }
 
 // FullName returns "config|get" for a subcommand and the name otherwise.
@@ -170,6 +199,18 @@ func Lookup(name []byte) *Spec {
 		lower = append(lower, c)
 	}
 	return table[string(lower)]
+}
+
+// allSpecs returns every spec, subcommands included, sorted by full name.
+func allSpecs() []*Spec {
+	var out []*Spec
+	for _, s := range All() {
+		out = append(out, s)
+		for _, name := range slices.Sorted(maps.Keys(s.Subcommands)) {
+			out = append(out, s.Subcommands[name])
+		}
+	}
+	return out
 }
 
 // All returns every top-level spec sorted by name.

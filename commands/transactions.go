@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/server/resp"
@@ -118,8 +119,11 @@ func cmdExec(c *Ctx) {
 	for _, q := range m.queued {
 		c.Args, c.Spec = q.args, q.spec
 		c.Env.Stats.Commands.Add(1)
+		start, mark := time.Now(), c.W.Errors
 		q.spec.Handler(c)
+		q.spec.stats.record(time.Since(start), c.W.Errors > mark)
 	}
+	cl.errorMark = c.W.Errors // see Dispatch
 	c.Args, c.Spec = execArgs, execSpec
 	t := c.txn
 	c.txn = nil
@@ -429,7 +433,6 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		e.Log.Error("storage error", "command", "pipelined group", "error", err)
 		w.Truncate(mark)
 		for range reqs {
-			e.Stats.ErrorReplies.Add(1)
 			w.Error("ERR " + err.Error())
 		}
 		return

@@ -78,6 +78,7 @@ func (c *conn) Deliver(m *pubsub.Message) { c.ob.deliver(m.Frame(c.client.Proto(
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, sock: sockio.Wrap(nc), w: resp.NewWriter()}
+	c.w.OnError = s.env.Stats.NoteError
 	cl := &commands.Client{
 		ID:      s.env.Clients.NextID(),
 		Addr:    nc.RemoteAddr().String(),

@@ -146,6 +146,17 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 			}
 		}
 	}
+	// The INFO counters compareStats compares start from zero on both,
+	// whatever the setup sent (only Cairn's admin may reset a namespace's).
+	resetter := r.cairn
+	if admin != nil {
+		resetter = admin
+	}
+	for _, c := range []*RawConn{resetter, r.redis} {
+		if got := c.Do("config", "resetstat"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG RESETSTAT: %q", got)
+		}
+	}
 
 	r.setPhase("testdata")
 	for _, c := range diffLoadCases(t) {
@@ -415,32 +426,51 @@ func (r *diffRunner) runOne(args []string) {
 	}
 	r.remember(args, cr, rr)
 	r.count()
-	if diffHitsEach {
-		r.compareHits(args)
+	if diffStatsEach {
+		r.compareStats(args)
 	}
 }
 
-// diffHitsEach (CAIRN_DIFF_HITS=each) compares the keyspace hit and miss
-// counts after every command rather than once at the end: it finds the
-// first command that counts differently.
-var diffHitsEach = os.Getenv("CAIRN_DIFF_HITS") == "each"
+// diffStatsEach (CAIRN_DIFF_STATS=each) compares the INFO counters after
+// every command rather than once at the end: it finds the first command
+// that counts differently.
+var diffStatsEach = os.Getenv("CAIRN_DIFF_STATS") == "each"
 
-// compareHits fails the test, naming args, unless both servers' INFO
-// stats report the same keyspace_hits and keyspace_misses.
-func (r *diffRunner) compareHits(args []string) {
+// diffStatsFields are the INFO fields compareStats compares (all of the
+// commandstats and errorstats sections, but for their times): those that
+// count what the stream did the same way on both servers. Not
+// total_commands_processed, nor SCAN's calls: the servers' SCAN cursors
+// take different numbers of calls to finish.
+var diffStatsFields = []string{"keyspace_hits:", "keyspace_misses:", "total_error_replies:", "cmdstat_", "errorstat_"}
+
+// compareStats fails the test, naming args, unless both servers' INFO
+// reports the same counts of keyspace hits and misses, error replies (by
+// code) and calls of each command (rejected and failed apart).
+func (r *diffRunner) compareStats(args []string) {
 	r.t.Helper()
-	hits := func(c *RawConn) string {
+	stats := func(c *RawConn) string {
 		var out []string
-		info := diffParse(c.Do("info", "stats")).str
+		info := diffParse(c.Do("info", "everything")).str
 		for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\r\n") {
-			if strings.HasPrefix(line, "keyspace_hits:") || strings.HasPrefix(line, "keyspace_misses:") {
-				out = append(out, line)
+			if !slices.ContainsFunc(diffStatsFields, func(f string) bool { return strings.HasPrefix(line, f) }) {
+				continue
 			}
+			if name, fields, ok := strings.Cut(line, ":calls="); ok {
+				// cmdstat_NAME:calls=N,usec=N,usec_per_call=F,rejected_calls=N,failed_calls=N
+				f := strings.Split(fields, ",")
+				calls := f[0]
+				if name == "cmdstat_scan" || name == "cmdstat_info" {
+					calls = "-"
+				}
+				line = name + ":calls=" + calls + "," + strings.Join(f[3:], ",")
+			}
+			out = append(out, line)
 		}
+		slices.Sort(out)
 		return strings.Join(out, " ")
 	}
-	if ch, rh := hits(r.cairn), hits(r.redis); ch != rh {
-		r.fail(args, ch, rh, "keyspace hits and misses differ (CAIRN_DIFF_HITS=each finds the first command)")
+	if cs, rs := stats(r.cairn), stats(r.redis); cs != rs {
+		r.fail(args, cs, rs, "INFO counters differ (CAIRN_DIFF_STATS=each finds the first command)")
 	}
 }
 
@@ -650,9 +680,9 @@ func (r *diffRunner) runScan(args []string) {
 func (r *diffRunner) compareKeyspace() {
 	r.t.Helper()
 	r.setPhase("final")
-	// Keyspace hits and misses count the same reads (those of the stream:
-	// these checks come after them and do not count).
-	r.compareHits([]string{"info", "stats"})
+	// The counters INFO reports for the stream (these checks come after
+	// it and do not count).
+	r.compareStats([]string{"info", "everything"})
 	r.count()
 	r.run([]string{"dbsize"})
 	// The key and expiry counts of INFO keyspace (a count that drifted

@@ -15,6 +15,11 @@ type Writer struct {
 	buf []byte
 	// Proto is 2 or 3.
 	Proto int
+	// Errors counts the error replies written so far.
+	Errors int64
+	// OnError, when set, is called with the message of each error reply
+	// (INFO's error counters).
+	OnError func(msg string)
 }
 
 // NewWriter returns a RESP2 writer.
@@ -45,7 +50,13 @@ func (w *Writer) OK() { w.buf = append(w.buf, "+OK\r\n"...) }
 
 // Error writes -s; s carries its own code ("ERR ...", "WRONGTYPE ...").
 // Line breaks in s are replaced by spaces, as Redis does.
-func (w *Writer) Error(s string) { w.buf = redcon.AppendError(w.buf, s) }
+func (w *Writer) Error(s string) {
+	w.Errors++
+	if w.OnError != nil {
+		w.OnError(s)
+	}
+	w.buf = redcon.AppendError(w.buf, s)
+}
 
 // Int writes :n.
 func (w *Writer) Int(n int64) { w.buf = redcon.AppendInt(w.buf, n) }
