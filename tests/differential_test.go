@@ -441,7 +441,7 @@ var diffStatsEach = os.Getenv("CAIRN_DIFF_STATS") == "each"
 // count what the stream did the same way on both servers. Not
 // total_commands_processed, nor SCAN's calls: the servers' SCAN cursors
 // take different numbers of calls to finish.
-var diffStatsFields = []string{"keyspace_hits:", "keyspace_misses:", "total_error_replies:", "cmdstat_", "errorstat_"}
+var diffStatsFields = []string{"keyspace_hits:", "keyspace_misses:", "expired_keys:", "total_error_replies:", "cmdstat_", "errorstat_"}
 
 // compareStats fails the test, naming args, unless both servers' INFO
 // reports the same counts of keyspace hits and misses, error replies (by
