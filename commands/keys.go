@@ -545,10 +545,12 @@ func (c *Ctx) scanKeys(start []byte, fn func(key []byte, m storage.Metadata) boo
 
 // reclaimAll reclaims the expired keys a SCAN or RANDOMKEY passed over, as
 // Redis's do (publishing "expired"); it replies and returns false on a
-// storage error. Inside EXEC, whose locks do not cover them, it leaves
-// them to the expiry cycle.
+// storage error. Inside EXEC, it may: EXEC holds every key lock when it
+// runs a command that calls this (reclaimsExpired). Elsewhere in a batch
+// of several commands, whose locks do not cover them, it leaves them to
+// the expiry cycle.
 func (c *Ctx) reclaimAll(keys [][]byte) bool {
-	if c.txn != nil {
+	if c.txn != nil && !c.txn.allLocked {
 		return true
 	}
 	for _, key := range keys {

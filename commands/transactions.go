@@ -105,7 +105,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
 	}
-	unlock := c.lockTransaction(m.queued)
+	unlock, allLocked := c.lockTransaction(m.queued)
 	defer unlock()
 	if c.Env.Clients.watchBroken(c, cl) {
 		c.W.NullArray()
@@ -113,7 +113,7 @@ func cmdExec(c *Ctx) {
 	}
 
 	execArgs, execSpec := c.Args, c.Spec
-	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch()}
+	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked}
 	mark := c.W.Len()
 	c.W.Array(len(m.queued))
 	for _, q := range m.queued {
@@ -136,18 +136,24 @@ func cmdExec(c *Ctx) {
 }
 
 // lockTransaction takes the locks of every key the queued commands name
-// (all locks when one of them flushes) and returns the function that
-// publishes the transaction's events and releases them.
-func (c *Ctx) lockTransaction(queued []queuedCommand) func() {
+// (all locks, reported by all, when one of them flushes or may reclaim
+// any expired key) and returns the function that publishes the
+// transaction's events and releases them.
+func (c *Ctx) lockTransaction(queued []queuedCommand) (unlock func(), all bool) {
 	var keys [][]byte
 	for _, q := range queued {
-		if q.spec.Flags&FlagWrite != 0 && q.spec.FirstKey == 0 {
-			return c.holdLocks(c.Env.Store.Locks.LockAll())
+		if q.spec.FirstKey == 0 && (q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name]) {
+			return c.holdLocks(c.Env.Store.Locks.LockAll()), true
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
 	}
-	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
+	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...)), false
 }
+
+// reclaimsExpired names the keyless reads that reclaim the expired keys
+// they come across (reclaimAll), as Redis's do: in a transaction they need
+// every key's lock.
+var reclaimsExpired = map[string]bool{"scan": true, "randomkey": true}
 
 func cmdWatch(c *Ctx) {
 	if c.Client.multi != nil {
@@ -178,8 +184,11 @@ type txnBatch struct {
 	writes  int
 	overlay map[string]txnKey // by namespace + NUL + key
 	flushed bool              // keys not in overlay are gone
-	events  []notify.Event    // to publish once the batch commits
-	scratch []byte            // keyOf's buffer
+	// allLocked is set when the transaction holds every key lock, so
+	// that its commands may reclaim any expired key (reclaimAll).
+	allLocked bool
+	events    []notify.Event // to publish once the batch commits
+	scratch   []byte         // keyOf's buffer
 }
 
 // commit commits the batch for cl if anything was written to it; on an

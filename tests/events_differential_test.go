@@ -1203,10 +1203,13 @@ var evBuilders = []evBuilder{
 		return evOne([]string{g.pick([]string{"TTL", "PTTL"}), g.key()}, 1)
 	}},
 	{1, func(g *evGen) ([]string, []string) { return evOne([]string{"TYPE", g.key()}, 1) }},
-	// With TYPE, Redis 7.0 reads each key SCAN matches: an expired one
-	// gives "expired", then "keymiss". One call covers every key.
+	// SCAN reclaims the expired keys it passes over (in EXEC too). One
+	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
+	// miss and publishes keymiss for such a key, which makes the stream
+	// depend on whether active expiry reclaimed the key first (a unit
+	// test covers it: TestScanTypeReadsEachKey).
 	{1, func(g *evGen) ([]string, []string) {
-		return evOne([]string{"SCAN", "0", "MATCH", g.key(), "TYPE", g.pick([]string{"string", "hash"}), "COUNT", "1000"}, 3)
+		return evOne([]string{"SCAN", "0", "MATCH", g.key(), "COUNT", "1000"}, 3)
 	}},
 }
 
