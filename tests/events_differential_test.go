@@ -228,6 +228,37 @@ func TestReplicaEventsAcrossBrokenLinks(t *testing.T) {
 	}
 }
 
+// evSamePerKey checks that sub received, key by key, the same events in
+// the same order as ref, up to marker (published to both), and returns
+// how many events the two received.
+func evSamePerKey(t *testing.T, marker string, ref, sub *evCollector) int {
+	t.Helper()
+	perKey := func(c *evCollector) map[string][]string {
+		out := map[string][]string{}
+		for _, e := range c.until(t, marker) {
+			out[evKeyOf(e)] = append(out[evKeyOf(e)], e.channel+" "+e.payload)
+		}
+		return out
+	}
+	want, got := perKey(ref), perKey(sub)
+	total := 0
+	for key, w := range want {
+		total += len(w) + len(got[key])
+		if g := got[key]; !slices.Equal(g, w) {
+			i := 0
+			for i < min(len(g), len(w)) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("key %q: %s's events differ from %s's at #%d:\n %s %q\n %s %q", key, sub.name, ref.name, i,
+				sub.name, g[i:min(len(g), i+6)], ref.name, w[i:min(len(w), i+6)])
+		}
+	}
+	if len(want) != len(got) {
+		t.Errorf("events for %d keys on %s, %d on %s", len(want), ref.name, len(got), sub.name)
+	}
+	return total
+}
+
 // ---- subscribers ----
 
 // evEvent is one message a subscriber received.
@@ -1323,29 +1354,8 @@ func TestReplicaEventsUnderConcurrentWriters(t *testing.T) {
 	wg.Wait()
 	waitCaughtUp(t, pc, rc)
 	marker := evMarker + "end"
-	primary.Raw().Do("PUBLISH", marker, "x")
-	var perKey [2]map[string][]string
-	total := 0
-	for i, s := range subs {
-		perKey[i] = map[string][]string{}
-		for _, e := range s.until(t, marker) {
-			perKey[i][evKeyOf(e)] = append(perKey[i][evKeyOf(e)], e.channel+" "+e.payload)
-			total++
-		}
-	}
-	for key, want := range perKey[0] {
-		if got := perKey[1][key]; !slices.Equal(got, want) {
-			i := 0
-			for i < min(len(got), len(want)) && got[i] == want[i] {
-				i++
-			}
-			t.Errorf("key %q: the replica's events differ from the primary's at #%d:\n replica %q\n primary %q", key, i,
-				got[i:min(len(got), i+6)], want[i:min(len(want), i+6)])
-		}
-	}
-	if len(perKey[0]) != len(perKey[1]) {
-		t.Errorf("events for %d keys on the primary, %d on the replica", len(perKey[0]), len(perKey[1]))
-	}
+	primary.Raw().Do("PUBLISH", marker, "x") // replicated: the replica's marker too
+	total := evSamePerKey(t, marker, subs[0], subs[1])
 	compareData(t, "after the concurrent writers", pc, rc)
 	if full, _ := syncStats(t, pc); full != full0 {
 		t.Errorf("sync_full %d -> %d: a broken link forced a full sync", full0, full)

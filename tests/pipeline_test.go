@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -59,29 +58,10 @@ func TestPipelinedWritesMatchRedis(t *testing.T) {
 		}
 	}
 	marker := evMarker + "end"
-	var perKey [2]map[string][]string
-	total := 0
-	for i, c := range conns {
+	for _, c := range conns {
 		c.Do("PUBLISH", marker, "x")
-		perKey[i] = map[string][]string{}
-		for _, e := range subs[i].until(t, marker) {
-			perKey[i][evKeyOf(e)] = append(perKey[i][evKeyOf(e)], e.channel+" "+e.payload)
-			total++
-		}
 	}
-	for key, want := range perKey[1] {
-		if got := perKey[0][key]; !slices.Equal(got, want) {
-			i := 0
-			for i < min(len(got), len(want)) && got[i] == want[i] {
-				i++
-			}
-			t.Errorf("key %q: cairn's events differ from redis's at #%d:\n cairn %q\n redis %q", key, i,
-				got[i:min(len(got), i+6)], want[i:min(len(want), i+6)])
-		}
-	}
-	if len(perKey[0]) != len(perKey[1]) {
-		t.Errorf("events for %d keys on cairn, %d on redis", len(perKey[0]), len(perKey[1]))
-	}
+	total := evSamePerKey(t, marker, subs[1], subs[0])
 	// Grouped writes share batches: far fewer batches than requests.
 	batches := stat(t, cairn.Client(), "replication", "master_repl_offset")
 	if batches*2 > int64(sent) {
