@@ -448,41 +448,47 @@ var diffStatsFields = []string{"keyspace_hits:", "keyspace_misses:", "expired_ke
 // code) and calls of each command (rejected and failed apart).
 func (r *diffRunner) compareStats(args []string) {
 	r.t.Helper()
-	stats := func(c *RawConn) []string {
-		var out []string
-		info := diffParse(c.Do("info", "everything")).str
-		for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\r\n") {
-			if !slices.ContainsFunc(diffStatsFields, func(f string) bool { return strings.HasPrefix(line, f) }) {
-				continue
-			}
-			if name, fields, ok := strings.Cut(line, ":calls="); ok {
-				// cmdstat_NAME:calls=N,usec=N,usec_per_call=F,rejected_calls=N,failed_calls=N
-				f := strings.Split(fields, ",")
-				calls := f[0]
-				if name == "cmdstat_scan" || name == "cmdstat_info" {
-					calls = "-"
-				}
-				line = name + ":calls=" + calls + "," + strings.Join(f[3:], ",")
-			}
-			out = append(out, line)
-		}
-		slices.Sort(out)
-		return out
+	cs := infoCounters(r.cairn, diffStatsFields, "scan", "info")
+	rs := infoCounters(r.redis, diffStatsFields, "scan", "info")
+	if only, other := diffOnlyIn(cs, rs), diffOnlyIn(rs, cs); only != "" || other != "" {
+		r.fail(args, only, other, "INFO counters differ (CAIRN_DIFF_STATS=each finds the first command)")
 	}
-	cs, rs := stats(r.cairn), stats(r.redis)
-	if !slices.Equal(cs, rs) {
-		// Only the lines that differ.
-		onlyIn := func(a, b []string) string {
-			var d []string
-			for _, l := range a {
-				if !slices.Contains(b, l) {
-					d = append(d, l)
-				}
-			}
-			return strings.Join(d, " ")
+}
+
+// infoCounters returns, sorted, the lines of c's INFO everything that
+// start with one of fields, commandstats lines without their times and,
+// for the commands named in anyCalls, without their number of calls.
+func infoCounters(c *RawConn, fields []string, anyCalls ...string) []string {
+	var out []string
+	info := diffParse(c.Do("info", "everything")).str
+	for _, line := range strings.Split(strings.TrimPrefix(info, "txt:"), "\r\n") {
+		if !slices.ContainsFunc(fields, func(f string) bool { return strings.HasPrefix(line, f) }) {
+			continue
 		}
-		r.fail(args, onlyIn(cs, rs), onlyIn(rs, cs), "INFO counters differ (CAIRN_DIFF_STATS=each finds the first command)")
+		if name, fields, ok := strings.Cut(line, ":calls="); ok {
+			// cmdstat_NAME:calls=N,usec=N,usec_per_call=F,rejected_calls=N,failed_calls=N
+			f := strings.Split(fields, ",")
+			calls := f[0]
+			if slices.Contains(anyCalls, strings.TrimPrefix(name, "cmdstat_")) {
+				calls = "-"
+			}
+			line = name + ":calls=" + calls + "," + strings.Join(f[3:], ",")
+		}
+		out = append(out, line)
 	}
+	slices.Sort(out)
+	return out
+}
+
+// diffOnlyIn returns the lines of a that b lacks, joined by spaces.
+func diffOnlyIn(a, b []string) string {
+	var d []string
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			d = append(d, l)
+		}
+	}
+	return strings.Join(d, " ")
 }
 
 // diffCompare compares two parsed replies of a command of the given kind
