@@ -480,6 +480,22 @@ func infoCounters(c *RawConn, fields []string, anyCalls ...string) []string {
 	return out
 }
 
+// counterFields are the INFO counters that scripted checks compare with
+// Redis after sending both the same commands.
+var counterFields = []string{"keyspace_hits:", "keyspace_misses:", "total_error_replies:", "cmdstat_", "errorstat_"}
+
+// checkSameCounters fails t unless cairn's and redis's INFO counters
+// (infoCounters of fields, INFO's own calls and those in anyCalls apart)
+// are the same.
+func checkSameCounters(t *testing.T, cairn, redis *RawConn, fields []string, anyCalls ...string) {
+	t.Helper()
+	anyCalls = append(anyCalls, "info")
+	got, want := infoCounters(cairn, fields, anyCalls...), infoCounters(redis, fields, anyCalls...)
+	if only, other := diffOnlyIn(got, want), diffOnlyIn(want, got); only != "" || other != "" {
+		t.Errorf("INFO counters differ:\n cairn %s\n redis %s", only, other)
+	}
+}
+
 // diffOnlyIn returns the lines of a that b lacks, joined by spaces.
 func diffOnlyIn(a, b []string) string {
 	var d []string

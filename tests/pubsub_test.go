@@ -94,8 +94,13 @@ func TestPubSubScripts(t *testing.T) {
 			s := parseScript(t, f)
 			results := map[string]scriptResult{}
 			targets := pubsubTargets(t)
+			nodes := map[string]*Node{}
 			for _, target := range targets {
-				results[target] = s.exec(t, startTarget(t, target, s.args...), opts)
+				nodes[target] = startTarget(t, target, s.args...)
+				results[target] = s.exec(t, nodes[target], opts)
+			}
+			if len(targets) == 2 {
+				checkSameCounters(t, nodes["cairn"].Raw(), nodes["redis"].Raw(), counterFields)
 			}
 			if *rewriteScripts {
 				if err := os.WriteFile(f, results["redis"].out, 0o644); err != nil {
