@@ -663,7 +663,6 @@ func TestReplicationReconnectBackoff(t *testing.T) {
 		waitCaughtUp(t, pc, rc)
 		proxy.Cut()
 	}
-	waitCaughtUp(t, pc, rc)
 	delays := func() []string {
 		var out []string
 		for _, line := range strings.Split(r.Log.String(), "\n") {
@@ -674,6 +673,8 @@ func TestReplicationReconnectBackoff(t *testing.T) {
 		}
 		return out
 	}
+	waitFor(t, 30*time.Second, "the replica to notice every cut", func() bool { return len(delays()) >= cuts })
+	waitCaughtUp(t, pc, rc)
 	if got := delays(); !slices.Equal(got, slices.Repeat([]string{"100ms"}, cuts)) {
 		t.Fatalf("delays before reconnecting after %d cuts: %q; want 100ms each", cuts, got)
 	}
