@@ -149,15 +149,7 @@ func TestReplicaEventsMatchPrimary(t *testing.T) {
 	// Subscribe once the initial full sync is over: it disconnects the
 	// replica's keyspace subscribers.
 	waitCaughtUp(t, pc, rc)
-	r := &evRun{
-		t: t, seed: seed, n: n, testName: "TestReplicaEventsMatchPrimary",
-		targets:     []evTarget{{"primary", primary.Raw()}},
-		ref:         evSubscribe(t, "primary", primary),
-		sub:         evSubscribe(t, "replica", replica),
-		dropKeymiss: true,
-		beforeEnd:   func() { waitCaughtUp(t, pc, rc) },
-	}
-	r.run()
+	replicaEvRun(t, seed, n, primary, replica).run()
 	// The replica serves what the primary holds, key by key (its row
 	// cache included: a key is read even when SCAN would not list it).
 	waitCaughtUp(t, pc, rc)
@@ -185,8 +177,7 @@ func TestReplicaEventsAcrossBrokenLinks(t *testing.T) {
 	seed, n := evSettings(t)
 	flags := []string{"--notify-keyspace-events", evFlags}
 	primary := StartCairn(t, flags...)
-	proxy := StartProxy(t, primary.Addr())
-	replica := StartCairn(t, append([]string{"--slaveof", proxy.SlaveOf()}, flags...)...)
+	proxy, replica := startProxiedReplica(t, primary, flags...)
 	pc, rc := primary.Client(), replica.Client()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -197,24 +188,17 @@ func TestReplicaEventsAcrossBrokenLinks(t *testing.T) {
 	full0, partial0 := syncStats(t, pc)
 	faults := rand.New(rand.NewPCG(uint64(seed), 0xfa17))
 	cuts, flips := 0, 0
-	r := &evRun{
-		t: t, seed: seed, n: n, testName: "TestReplicaEventsAcrossBrokenLinks",
-		targets:     []evTarget{{"primary", primary.Raw()}},
-		ref:         evSubscribe(t, "primary", primary),
-		sub:         evSubscribe(t, "replica", replica),
-		dropKeymiss: true,
-		beforeEnd:   func() { waitCaughtUp(t, pc, rc) },
-		afterStep: func() {
-			switch x := faults.IntN(400); {
-			case x == 0:
-				proxy.Cut()
-				cuts++
-			case x == 1 && !proxy.Armed():
-				// Within the next few batches' bytes.
-				proxy.FlipAfter(int64(faults.IntN(2000)))
-				flips++
-			}
-		},
+	r := replicaEvRun(t, seed, n, primary, replica)
+	r.afterStep = func() {
+		switch x := faults.IntN(400); {
+		case x == 0:
+			proxy.Cut()
+			cuts++
+		case x == 1 && !proxy.Armed():
+			// Within the next few batches' bytes.
+			proxy.FlipAfter(int64(faults.IntN(2000)))
+			flips++
+		}
 	}
 	r.run()
 	full, partial := syncStats(t, pc)
@@ -258,6 +242,23 @@ func evSamePerKey(t *testing.T, marker string, ref, sub *evCollector) int {
 		t.Errorf("events for %d keys on %s, %d on %s", len(want), ref.name, len(got), sub.name)
 	}
 	return total
+}
+
+// replicaEvRun returns the run that sends the stream to primary and
+// compares, key by key, the events replica publishes with the primary's
+// (keymiss apart: reads happen on the primary only). Call it once the
+// replica's initial full sync is over: that disconnects its keyspace
+// subscribers.
+func replicaEvRun(t *testing.T, seed int64, n int, primary, replica *Node) *evRun {
+	pc, rc := primary.Client(), replica.Client()
+	return &evRun{
+		t: t, seed: seed, n: n, testName: t.Name(),
+		targets:     []evTarget{{"primary", primary.Raw()}},
+		ref:         evSubscribe(t, "primary", primary),
+		sub:         evSubscribe(t, "replica", replica),
+		dropKeymiss: true,
+		beforeEnd:   func() { waitCaughtUp(t, pc, rc) },
+	}
 }
 
 // ---- subscribers ----
@@ -1304,8 +1305,7 @@ func TestReplicaEventsUnderConcurrentWriters(t *testing.T) {
 	const writers = 6
 	flags := []string{"--notify-keyspace-events", "KEA"}
 	primary := StartCairn(t, flags...)
-	proxy := StartProxy(t, primary.Addr())
-	replica := StartCairn(t, append([]string{"--slaveof", proxy.SlaveOf()}, flags...)...)
+	proxy, replica := startProxiedReplica(t, primary, flags...)
 	pc, rc := primary.Client(), replica.Client()
 	waitCaughtUp(t, pc, rc)
 	full0, _ := syncStats(t, pc)

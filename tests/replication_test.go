@@ -31,6 +31,14 @@ func startReplica(t *testing.T, primary *Node, args ...string) *Node {
 	return StartCairn(t, append([]string{"--slaveof", "127.0.0.1 " + strconv.Itoa(primary.Port)}, args...)...)
 }
 
+// startProxiedReplica starts a replica of primary connected through a new
+// Proxy, which a test can cut or have corrupt the stream.
+func startProxiedReplica(t *testing.T, primary *Node, args ...string) (*Proxy, *Node) {
+	t.Helper()
+	proxy := StartProxy(t, primary.Addr())
+	return proxy, StartCairn(t, append([]string{"--slaveof", proxy.SlaveOf()}, args...)...)
+}
+
 // infoOf returns the fields of an INFO section, nil if the node does not
 // answer.
 func infoOf(c *redis.Client, section string) map[string]string {
@@ -565,8 +573,7 @@ func TestReplicationWrongMasterAuth(t *testing.T) {
 // never applies the corrupt batch, and ends identical to the primary.
 func TestReplicationCorruptStream(t *testing.T) {
 	p := StartCairn(t)
-	proxy := StartProxy(t, p.Addr())
-	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	proxy, r := startProxiedReplica(t, p)
 	pc, rc := p.Client(), r.Client()
 	cx := ctx(t)
 	writeMix(t, pc, "a", 500)
@@ -653,8 +660,7 @@ func TestReplicationCorruptStream(t *testing.T) {
 // retries every second at most.
 func TestReplicationReconnectBackoff(t *testing.T) {
 	p := StartCairn(t)
-	proxy := StartProxy(t, p.Addr())
-	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	proxy, r := startProxiedReplica(t, p)
 	pc, rc := p.Client(), r.Client()
 	cx := ctx(t)
 	const cuts = 6
@@ -1111,8 +1117,7 @@ func TestReplicationTransactions(t *testing.T) {
 // resync), and both nodes must end with every increment counted.
 func TestReplicationReadsNeverGoBackwards(t *testing.T) {
 	p := StartCairn(t)
-	proxy := StartProxy(t, p.Addr())
-	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	proxy, r := startProxiedReplica(t, p)
 	pc, rc := p.Client(), r.Client()
 	waitCaughtUp(t, pc, rc)
 	const (
