@@ -296,7 +296,7 @@ func (c *Ctx) infoSection(name string) string {
 		b.WriteString("# Keyspace\r\n")
 		n := e.Store.KeyCounts()[c.ns()]
 		if n.Keys > 0 {
-			fmt.Fprintf(&b, "db0:keys=%d,expires=%d,avg_ttl=0\r\n", n.Keys, n.Expires)
+			fmt.Fprintf(&b, "db0:keys=%d,expires=%d,avg_ttl=%d\r\n", n.Keys, n.Expires, n.AvgTTL(c.nowMs()))
 		}
 	}
 	return b.String()

@@ -104,39 +104,37 @@ func (b *Batch) KeyDelta(ns string) (delta int64, flushed bool) {
 // Discard releases a batch that will not be committed.
 func (b *Batch) Discard() { b.b.Close() }
 
-func (b *Batch) addDelta(ns string, keys, expires int64) {
+// addDelta adds the change d to the batch's change of ns's key count.
+func (b *Batch) addDelta(ns string, d KeyCount) {
 	for i := range b.deltas {
 		if b.deltas[i].ns == ns {
-			b.deltas[i].n.Keys += keys
-			b.deltas[i].n.Expires += expires
+			b.deltas[i].n.add(d)
 			return
 		}
 	}
-	b.deltas = append(b.deltas, nsCount{ns, KeyCount{Keys: keys, Expires: expires}})
+	b.deltas = append(b.deltas, nsCount{ns, d})
 }
 
 // PutMeta writes m as the metadata of key in ns. old is the key's current
 // metadata as read under its lock (nil when the key does not exist, expired
 // or not), so the key count and the expiry index stay exact.
 func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
-	var keys, expires int64
+	var d KeyCount
 	if old == nil {
-		keys = 1
-	} else if old.ExpireAt != 0 {
-		expires--
-		if old.ExpireAt != m.ExpireAt {
-			_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
-		}
-	}
-	if m.ExpireAt != 0 {
-		expires++
-	}
-	if keys != 0 || expires != 0 {
-		b.addDelta(ns, keys, expires)
+		d.Keys = 1
+	} else if old.ExpireAt != 0 && old.ExpireAt != m.ExpireAt {
+		d.Expires--
+		d.expireSum.subInt(old.ExpireAt)
+		_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
 	}
 	if m.ExpireAt != 0 && (old == nil || old.ExpireAt != m.ExpireAt) {
+		d.Expires++
+		d.expireSum.addInt(m.ExpireAt)
 		_ = b.b.Set(expireKey(ns, m.ExpireAt, key), nil, nil)
 		b.earliest = earliestExpire(b.earliest, m.ExpireAt)
+	}
+	if d != (KeyCount{}) {
+		b.addDelta(ns, d)
 	}
 	// One buffer holds the key and the value, for Pebble (which copies
 	// them into the batch) and the row cache (which copies them too).
@@ -150,12 +148,13 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 // DeleteKey removes key from ns. old is its current metadata as read under
 // its lock; the key must exist.
 func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
+	d := KeyCount{Keys: -1}
 	if old.ExpireAt != 0 {
-		b.addDelta(ns, -1, -1)
+		d.Expires = -1
+		d.expireSum.subInt(old.ExpireAt)
 		_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
-	} else {
-		b.addDelta(ns, -1, 0)
 	}
+	b.addDelta(ns, d)
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
 	b.rows = append(b.rows, rowUpdate{k: mk})
@@ -473,7 +472,7 @@ func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
 	b.earliest = earliestExpire(b.earliest, o.earliest)
 	for _, d := range o.deltas {
-		b.addDelta(d.ns, d.n.Keys, d.n.Expires)
+		b.addDelta(d.ns, d.n)
 	}
 	b.rows = append(b.rows, o.rows...)
 	o.b.Close()
@@ -508,8 +507,7 @@ func (e *Engine) pendingCounts(dst []nsCount, b *Batch) []nsCount {
 		if slices.Contains(b.flush, d.ns) {
 			n = KeyCount{} // the changes after the flush count from zero
 		}
-		n.Keys += d.n.Keys
-		n.Expires += d.n.Expires
+		n.add(d.n)
 		dst = setCount(dst, d.ns, n)
 	}
 	e.countsMu.RUnlock()

@@ -361,13 +361,33 @@ func (e *Engine) load() error {
 		return fmt.Errorf("storage: read replication offset: %w", err)
 	}
 	counts := map[string]KeyCount{}
+	var unsummed []string
 	if err := e.scanPrefixLocked(keyCountPrefix, func(k, v []byte) bool {
-		if n, ok := decodeKeyCount(v); ok && len(k) > len(keyCountPrefix) {
-			counts[string(k[len(keyCountPrefix)+1:])] = n
+		if n, withSum, ok := decodeKeyCount(v); ok && len(k) > len(keyCountPrefix) {
+			ns := string(k[len(keyCountPrefix)+1:])
+			counts[ns] = n
+			if !withSum && n.Expires > 0 {
+				unsummed = append(unsummed, ns)
+			}
 		}
 		return true
 	}); err != nil {
 		return fmt.Errorf("storage: read key counts: %w", err)
+	}
+	for _, ns := range unsummed {
+		// A count written before it carried the sum of expiry times: the
+		// sum comes from the keys, once (the next commit persists it).
+		n := counts[ns]
+		e.log.Info("summing the expiry times of a namespace's keys", "namespace", ns, "keys", n.Keys)
+		if err := e.scanPrefixLocked(metaPrefix(ns), func(_, v []byte) bool {
+			if m, err := decodeMetadata(v); err == nil && m.ExpireAt != 0 {
+				n.expireSum.addInt(m.ExpireAt)
+			}
+			return true
+		}); err != nil {
+			return fmt.Errorf("storage: sum expiry times of namespace %q: %w", ns, err)
+		}
+		counts[ns] = n
 	}
 	namespaces := map[string]string{}
 	if err := e.scanPrefixLocked(keyNamespacePfx, func(k, v []byte) bool {
@@ -490,25 +510,6 @@ func (e *Engine) DBSize(ns string) int64 {
 	e.countsMu.RLock()
 	defer e.countsMu.RUnlock()
 	return e.counts[ns].Keys
-}
-
-// KeyCount is the number of keys of a namespace and how many of them have
-// a TTL, both including expired keys not yet reclaimed.
-type KeyCount struct {
-	Keys, Expires int64
-}
-
-// append appends n's record value to b.
-func (n KeyCount) append(b []byte) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(n.Keys))
-	return binary.BigEndian.AppendUint64(b, uint64(n.Expires))
-}
-
-func decodeKeyCount(v []byte) (KeyCount, bool) {
-	if len(v) != 16 {
-		return KeyCount{}, false
-	}
-	return KeyCount{Keys: int64(binary.BigEndian.Uint64(v)), Expires: int64(binary.BigEndian.Uint64(v[8:]))}, true
 }
 
 // KeyCounts returns a copy of the per-namespace key counts.

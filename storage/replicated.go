@@ -199,7 +199,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 			carried = binary.BigEndian.Uint64(r.Value)
 		case strings.HasPrefix(string(r.Key), string(keyCountPrefix)) && len(r.Key) > len(keyCountPrefix):
 			ns := string(r.Key[len(keyCountPrefix)+1:])
-			n, _ := decodeKeyCount(r.Value)
+			n, _, _ := decodeKeyCount(r.Value)
 			s.counts = setCount(s.counts, ns, n) // a Delete leaves the zero count
 		case strings.HasPrefix(string(r.Key), string(keyNamespacePfx)):
 			ns := string(r.Key[len(keyNamespacePfx):])

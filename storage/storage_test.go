@@ -105,7 +105,7 @@ func TestCommitCountsOffsetsAndReopen(t *testing.T) {
 	put("", "b", 10)
 	put("", "b", 20) // overwrite: same key count, expiry index moves
 	put("ns1", "a", 0)
-	if got := e.KeyCounts(); got[""] != (KeyCount{Keys: 2, Expires: 1}) || got["ns1"] != (KeyCount{Keys: 1}) {
+	if got := e.KeyCounts(); got[""] != (KeyCount{Keys: 2, Expires: 1, expireSum: sum128{lo: 20}}) || got["ns1"] != (KeyCount{Keys: 1}) {
 		t.Fatalf("counts = %+v", got)
 	}
 	var due []string

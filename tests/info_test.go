@@ -1,9 +1,12 @@
 package tests
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestInstantaneousRates: INFO's instantaneous_ops_per_sec and
@@ -57,4 +60,63 @@ func TestInstantaneousRates(t *testing.T) {
 			t.Fatalf("20 s after the client stopped: %d ops/s", ops)
 		}
 	}
+}
+
+// TestKeyspaceAvgTTL: INFO keyspace's avg_ttl is the mean remaining TTL in
+// milliseconds of the keys with one, on the primary and on its replica,
+// and follows EXPIRE, PERSIST, DEL and a restart. (Redis estimates it
+// from the keys its expire cycle samples; Cairn's is exact.)
+func TestKeyspaceAvgTTL(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	// db0 returns keys, expires and avg_ttl from INFO keyspace.
+	db0 := func(c *redis.Client) (keys, expires, avg int64) {
+		t.Helper()
+		f := infoOf(c, "keyspace")["db0"]
+		if _, err := fmt.Sscanf(f, "keys=%d,expires=%d,avg_ttl=%d", &keys, &expires, &avg); err != nil {
+			t.Fatalf("INFO keyspace db0 = %q: %v", f, err)
+		}
+		return keys, expires, avg
+	}
+	// expect checks both nodes: avg_ttl must lie in (want-slack, want],
+	// slack covering the time the test takes between steps.
+	const slack = 10_000
+	expect := func(step string, keys, expires, want int64) {
+		t.Helper()
+		waitCaughtUp(t, pc, rc)
+		for _, n := range []struct {
+			name string
+			c    *redis.Client
+		}{{"primary", pc}, {"replica", rc}} {
+			k, e, avg := db0(n.c)
+			if k != keys || e != expires || avg > want || avg <= want-slack {
+				t.Fatalf("%s, %s: keys=%d expires=%d avg_ttl=%d; want keys=%d expires=%d avg_ttl in (%d, %d]",
+					step, n.name, k, e, avg, keys, expires, want-slack, want)
+			}
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(pc.Set(cx, "a", "1", 100*time.Second).Err())
+	must(pc.Set(cx, "b", "2", 200*time.Second).Err())
+	must(pc.Set(cx, "c", "3", 0).Err())
+	expect("two keys with TTLs of 100 and 200 s", 3, 2, 150_000)
+	must(pc.Expire(cx, "a", 400*time.Second).Err())
+	expect("EXPIRE a 400", 3, 2, 300_000)
+	must(pc.Persist(cx, "b").Err())
+	expect("PERSIST b", 3, 1, 400_000)
+	must(pc.Do(cx, "SET", "c", "4", "PXAT", time.Now().Add(1000*time.Second).UnixMilli()).Err())
+	expect("SET c PXAT in 1000 s", 3, 2, 700_000)
+	p.Stop()
+	p.Restart()
+	pc = p.Client()
+	expect("a restart of the primary", 3, 2, 700_000)
+	must(pc.Del(cx, "a", "c").Err())
+	expect("DEL a c", 1, 0, 0)
 }
