@@ -90,7 +90,7 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	spec.Handler(c)
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.
-	spec.stats.record(time.Since(now), w.Errors > cl.errorMark)
+	spec.stats.record(time.Since(now), w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 }
 

@@ -162,6 +162,7 @@ var infoSections = []struct {
 }{
 	{name: "server"}, {name: "clients"}, {name: "memory"}, {name: "persistence"}, {name: "stats"},
 	{name: "replication"}, {name: "cpu"}, {name: "commandstats", notDefault: true}, {name: "errorstats"},
+	{name: "latencystats", notDefault: true},
 	{name: "keyspace"},
 }
 
@@ -291,6 +292,14 @@ func (c *Ctx) infoSection(name string) string {
 		counts := e.Stats.ErrorCounts()
 		for _, code := range slices.Sorted(maps.Keys(counts)) {
 			fmt.Fprintf(&b, "errorstat_%s:count=%d\r\n", code, counts[code])
+		}
+	case "latencystats":
+		b.WriteString("# Latencystats\r\n")
+		if e.Config.Bool("latency-tracking") {
+			percentiles := e.Config.Floats("latency-tracking-info-percentiles")
+			for _, spec := range allSpecs() {
+				b.WriteString(latencyStatsLine(spec.FullName(), &spec.stats.latency, percentiles))
+			}
 		}
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")

@@ -90,14 +90,20 @@ type Spec struct {
 // error.
 type commandStats struct {
 	calls, usec, rejected, failed atomic.Int64
+	// latency is the distribution of run times (INFO latencystats).
+	latency latencyHistogram
 }
 
-// record counts one run that took d and replied an error or not.
-func (s *commandStats) record(d time.Duration, failed bool) {
+// record counts one run that took d and replied an error or not, and adds
+// d to the latency histogram when track is set (latency-tracking).
+func (s *commandStats) record(d time.Duration, failed, track bool) {
 	s.calls.Add(1)
 	s.usec.Add(d.Microseconds())
 	if failed {
 		s.failed.Add(1)
+	}
+	if track {
+		s.latency.record(d)
 	}
 }
 
@@ -105,6 +111,7 @@ func (s *commandStats) reset() {
 	for _, c := range []*atomic.Int64{&s.calls, &s.usec, &s.rejected, &s.failed} {
 		c.Store(0)
 	}
+	s.latency.reset()
 }
 
 // FullName returns "config|get" for a subcommand and the name otherwise.

@@ -121,7 +121,7 @@ func cmdExec(c *Ctx) {
 		c.Env.Stats.Commands.Add(1)
 		start, mark := time.Now(), c.W.Errors
 		q.spec.Handler(c)
-		q.spec.stats.record(time.Since(start), c.W.Errors > mark)
+		q.spec.stats.record(time.Since(start), c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
 	}
 	cl.errorMark = c.W.Errors // see Dispatch
 	c.Args, c.Spec = execArgs, execSpec

@@ -144,6 +144,17 @@ func (c *Config) Bool(name string) bool {
 	return e.val.Load().flag
 }
 
+// Floats returns the current list of numbers of a list option (such as
+// latency-tracking-info-percentiles), or nil. The caller must not modify
+// it.
+func (c *Config) Floats(name string) []float64 {
+	e := c.entry(name)
+	if e == nil {
+		return nil
+	}
+	return e.val.Load().floats
+}
+
 // BufferLimit returns the current client-output-buffer-limit of one client
 // class.
 func (c *Config) BufferLimit(class ClientClass) BufferLimit {

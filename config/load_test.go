@@ -85,6 +85,8 @@ func sampleValue(o Option) string {
 		return "NO"
 	case "scheduler-slice-us":
 		return "250"
+	case "latency-tracking-info-percentiles":
+		return "1e1 99.99"
 	}
 	switch o.Kind {
 	case KindBool:

@@ -165,6 +165,15 @@ var options = []Option{
 		Doc: "Keyspace event classes to publish, as Redis's flags (empty = none).",
 	},
 	{
+		Name: "latency-tracking", Kind: KindBool, Default: "yes", Mutable: true,
+		Doc: "Keep a latency histogram per command, for INFO latencystats and LATENCY HISTOGRAM.",
+	},
+	{
+		Name: "latency-tracking-info-percentiles", Kind: KindString, Default: "50 99 99.9", Mutable: true, MultiToken: true,
+		Doc:   "Percentiles INFO latencystats reports, separated by spaces (each 0..100; empty = none).",
+		check: checkPercentiles,
+	},
+	{
 		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
 		Doc: "Block cache size in MB.",
 	},

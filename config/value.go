@@ -15,21 +15,24 @@ type value struct {
 	num    int64         // KindInt and KindMemory
 	flag   bool          // KindBool
 	limits *BufferLimits // client-output-buffer-limit only
+	floats []float64     // latency-tracking-info-percentiles only
 }
 
 // Reasons a value is refused, worded as Redis 7.0 words them in CONFIG SET
 // replies (src/config.c), or in the same style where Redis has no such check.
 var (
-	errNotInteger = errors.New("argument couldn't be parsed into an integer")
-	errNotMemory  = errors.New("argument must be a memory value")
-	errNotYesNo   = errors.New("argument must be 'yes' or 'no'")
-	errBufArgs    = errors.New("Wrong number of arguments in buffer limit configuration.")
-	errBufClass   = errors.New("Invalid client class specified in buffer limit configuration.")
-	errBufNumbers = errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
-	errBindEmpty  = errors.New("argument must list at least one address")
-	errBindMany   = errors.New("Too many bind addresses specified.")
-	errSlaveof    = errors.New("argument must be '<host> <port>', 'no one' or empty")
-	errDaemonize  = errors.New("daemonize yes is not supported: Cairn runs in the foreground, use a supervisor")
+	errNotInteger      = errors.New("argument couldn't be parsed into an integer")
+	errNotMemory       = errors.New("argument must be a memory value")
+	errNotYesNo        = errors.New("argument must be 'yes' or 'no'")
+	errBufArgs         = errors.New("Wrong number of arguments in buffer limit configuration.")
+	errBufClass        = errors.New("Invalid client class specified in buffer limit configuration.")
+	errBufNumbers      = errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+	errBindEmpty       = errors.New("argument must list at least one address")
+	errBindMany        = errors.New("Too many bind addresses specified.")
+	errSlaveof         = errors.New("argument must be '<host> <port>', 'no one' or empty")
+	errPercentile      = errors.New("Invalid latency-tracking-info-percentiles parameters")
+	errPercentileRange = errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+	errDaemonize       = errors.New("daemonize yes is not supported: Cairn runs in the foreground, use a supervisor")
 )
 
 // maxBindAddrs is the most addresses bind accepts, as in Redis.
@@ -311,6 +314,31 @@ func checkSlaveof(_, v *value) error {
 func checkHz(_, v *value) error {
 	v.num = min(max(v.num, 1), 500)
 	v.text = strconv.FormatInt(v.num, 10)
+	return nil
+}
+
+// checkPercentiles parses a list of percentiles separated by spaces, each
+// within 0..100, and renders each in its shortest decimal form. (Redis
+// refuses two spaces in a row, as an empty percentile; a multi-token
+// option's spaces are already collapsed here.)
+func checkPercentiles(_, v *value) error {
+	if v.text == "" {
+		return nil
+	}
+	tokens := strings.Split(v.text, " ")
+	v.floats = make([]float64, len(tokens))
+	for i, tok := range tokens {
+		f, err := strconv.ParseFloat(tok, 64)
+		if err != nil || math.IsNaN(f) {
+			return errPercentile
+		}
+		if f < 0 || f > 100 {
+			return errPercentileRange
+		}
+		v.floats[i] = f
+		tokens[i] = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	v.text = strings.Join(tokens, " ")
 	return nil
 }
 
