@@ -134,7 +134,7 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
-		if c.r.Buffered() == 0 {
+		if !c.r.HasCommand() {
 			// The idle timeout spares subscribers, which are idle by
 			// nature, as Redis does; 0 turns it off at once.
 			if timeout := env.Config.Int("timeout"); timeout > 0 && !c.subscribed.Load() {
@@ -180,7 +180,10 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
-		if c.r.Buffered() == 0 || c.w.Len() >= flushThreshold {
+		// Replies wait while the next request is already here (a
+		// pipeline answered with one write); before a read that may
+		// wait for the client, they go out.
+		if !c.r.HasCommand() || c.w.Len() >= flushThreshold {
 			c.yieldToFeeders()
 			if !c.flush() {
 				return
@@ -223,15 +226,16 @@ func (c *conn) read() ([][]byte, error) {
 
 // dispatchPipelined runs args, together with the requests the client has
 // already pipelined behind it when they can share one batch
-// (commands.Groupable): a pipeline of writes then costs one commit. The
-// first request that cannot join, or a read error, is kept for the next
-// read.
+// (commands.Groupable): a pipeline of writes then costs one commit. Only
+// whole requests already buffered join (a group never waits for the
+// client); the first request that cannot join, or a read error, is kept
+// for the next read.
 func (c *conn) dispatchPipelined(args [][]byte) bool {
-	if c.ob != nil || c.r.Buffered() == 0 || !commands.Groupable(args) {
+	if c.ob != nil || !c.r.HasCommand() || !commands.Groupable(args) {
 		return c.dispatch(args)
 	}
 	reqs := [][][]byte{args}
-	for len(reqs) < commands.MaxPipelineGroup && c.r.Buffered() > 0 {
+	for len(reqs) < commands.MaxPipelineGroup && c.r.HasCommand() {
 		next, err := c.r.ReadCommand()
 		if err != nil {
 			c.aheadErr = err
@@ -287,7 +291,13 @@ func (c *conn) yieldToFeeders() {
 }
 
 // flush writes the buffered replies, or queues them once the connection
-// has an outbox, and reports success.
+// has an outbox, and reports success. When the socket's send buffer fills
+// (a client that pipelines more than it reads, or reads slowly), the rest
+// goes to a new outbox, whose writer waits for the socket from then on
+// while this goroutine goes on reading requests, as Redis does: waiting
+// here instead would deadlock a client that finishes sending before it
+// reads. client-output-buffer-limit normal bounds what such a client may
+// leave queued (unbounded by default, as in Redis).
 func (c *conn) flush() bool {
 	if c.ob != nil {
 		c.ob.pushReply(c.w.Bytes())
@@ -297,8 +307,13 @@ func (c *conn) flush() bool {
 	if c.w.Len() == 0 {
 		return true
 	}
-	n, err := c.sock.Write(c.w.Bytes())
+	b := c.w.Bytes()
+	n, full, err := c.sock.TryWrite(b)
 	c.s.env.Stats.NetOutput.Add(int64(n))
+	if full {
+		c.startOutbox()
+		c.ob.pushReply(b[n:])
+	}
 	c.w.Reset()
 	return err == nil
 }

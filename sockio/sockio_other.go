@@ -21,6 +21,13 @@ func (c *Conn) Read(p []byte) (int, error) { return c.nc.Read(p) }
 // Write writes all of p, as nc.Write does.
 func (c *Conn) Write(p []byte) (int, error) { return c.nc.Write(p) }
 
+// TryWrite writes p; here it waits as Write does, so full is always
+// false.
+func (c *Conn) TryWrite(p []byte) (n int, full bool, err error) {
+	n, err = c.nc.Write(p)
+	return n, false, err
+}
+
 // WriteBuffers writes every buffer of bufs in order and returns the bytes
 // written; like net.Buffers.WriteTo it consumes bufs.
 func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {

@@ -225,3 +225,34 @@ func TestConcurrentReaderAndWriter(t *testing.T) {
 		return total, nil
 	})
 }
+
+// TryWrite takes what the send buffer holds and reports it full rather
+// than wait for a reader that is not reading; the bytes it took arrive
+// intact, and once they are read a small write fits whole.
+func TestTryWriteStopsWhenFull(t *testing.T) {
+	client, server := tcpPair(t)
+	w, r := Wrap(server), Wrap(client)
+	data := randomBytes(64<<20, 7)
+	n, full, err := w.TryWrite(data)
+	if err != nil || !full || n <= 0 || n >= len(data) {
+		t.Fatalf("TryWrite of 64 MB to a reader that does not read: n=%d full=%v err=%v", n, full, err)
+	}
+	if got := readAll(t, r, n); !bytes.Equal(got, data[:n]) {
+		t.Fatal("the bytes TryWrite took arrived altered")
+	}
+	n, full, err = w.TryWrite(data[:1000])
+	if err != nil || full || n != 1000 {
+		t.Fatalf("TryWrite of 1000 bytes to a drained socket: n=%d full=%v err=%v", n, full, err)
+	}
+	if got := readAll(t, r, 1000); !bytes.Equal(got, data[:1000]) {
+		t.Fatal("small write arrived altered")
+	}
+	// A closed peer answers a write with a reset, which fails a later one.
+	client.Close()
+	for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		_, _, err = w.TryWrite(data[:1000])
+	}
+	if err == nil {
+		t.Fatal("TryWrite to a closed peer never failed")
+	}
+}

@@ -19,7 +19,7 @@ type Conn struct {
 	// The functions handed to rc, bound once so that a call allocates
 	// nothing, and the state they work on: the read side belongs to the
 	// one reader, the write side to the one writer.
-	readFn, writevFn func(fd uintptr) bool
+	readFn, writevFn, tryWritevFn func(fd uintptr) bool
 
 	rbuf  []byte
 	rn    int
@@ -28,6 +28,7 @@ type Conn struct {
 	wbufs [][]byte
 	wn    int64
 	werr  syscall.Errno
+	full  bool // TryWrite found the send buffer full
 	iov   []syscall.Iovec
 }
 
@@ -39,7 +40,7 @@ func Wrap(nc net.Conn) *Conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
 			c.rc = rc
-			c.readFn, c.writevFn = c.read, c.writev
+			c.readFn, c.writevFn, c.tryWritevFn = c.read, c.writev, c.tryWritev
 		}
 	}
 	return c
@@ -97,9 +98,24 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return c.nc.Write(p)
 	}
 	c.one[0] = p
-	n, err := c.writeBuffers(c.one[:], "write")
+	n, err := c.writeBuffers(c.one[:], "write", c.writevFn)
 	c.one[0] = nil
 	return int(n), err
+}
+
+// TryWrite writes as much of p as the socket's send buffer takes now,
+// without waiting. full reports that the buffer filled before all of p
+// was written; err, that the write failed.
+func (c *Conn) TryWrite(p []byte) (n int, full bool, err error) {
+	if c.rc == nil {
+		n, err = c.nc.Write(p)
+		return n, false, err
+	}
+	c.one[0] = p
+	c.full = false
+	wn, err := c.writeBuffers(c.one[:], "write", c.tryWritevFn)
+	c.one[0] = nil
+	return int(wn), c.full && err == nil, err
 }
 
 // WriteBuffers writes every buffer of bufs in order, several per
@@ -111,14 +127,14 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 		nb := net.Buffers(bufs)
 		return nb.WriteTo(c.nc)
 	}
-	return c.writeBuffers(bufs, "writev")
+	return c.writeBuffers(bufs, "writev", c.writevFn)
 }
 
-// writeBuffers is Write and WriteBuffers on a TCP socket; op names the
-// call in errors.
-func (c *Conn) writeBuffers(bufs [][]byte, op string) (int64, error) {
+// writeBuffers is Write, TryWrite and WriteBuffers on a TCP socket; op
+// names the call in errors, and fn is the readiness callback.
+func (c *Conn) writeBuffers(bufs [][]byte, op string, fn func(uintptr) bool) (int64, error) {
 	c.wbufs, c.wn, c.werr = bufs, 0, 0
-	err := c.rc.Write(c.writevFn)
+	err := c.rc.Write(fn)
 	c.wbufs = nil
 	clear(c.iov[:cap(c.iov)]) // drop the pointers into the caller's buffers
 	if err == nil && c.werr != 0 {
@@ -161,6 +177,15 @@ func (c *Conn) writev(fd uintptr) bool {
 			c.wbufs = consume(c.wbufs, int64(r))
 		}
 	}
+}
+
+// tryWritev is the readiness callback of TryWrite: it writes what the
+// socket takes and never asks to wait.
+func (c *Conn) tryWritev(fd uintptr) bool {
+	if !c.writev(fd) {
+		c.full = true
+	}
+	return true
 }
 
 // consume drops the first n bytes of bufs.

@@ -211,6 +211,83 @@ func (r *Reader) SetAuthRequired(required bool) { r.authWall = required }
 // replies until it is not.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// HasCommand reports whether the buffered bytes hold a whole, valid
+// request, after any requests that ReadCommand would skip: when it does,
+// ReadCommand returns that request without reading from the underlying
+// reader. A false answer promises nothing (the request may be incomplete,
+// or invalid, which ReadCommand reports). A server asks before reading
+// ahead of a pipeline, and flushes its replies when it is false, since
+// the next read may wait for the client.
+func (r *Reader) HasCommand() bool {
+	if r.err != nil {
+		return false
+	}
+	buf := r.buf[r.r:r.w]
+	for len(buf) > 0 {
+		var n int
+		var complete bool
+		if buf[0] == '*' {
+			n, complete = r.scanMultibulk(buf)
+		} else {
+			n, complete = scanInline(buf)
+		}
+		if n == 0 {
+			return complete
+		}
+		buf = buf[n:] // a request ReadCommand skips
+	}
+	return false
+}
+
+// scanMultibulk looks at the multibulk request at the start of buf. It
+// returns complete true when the request is whole and valid, or the length
+// of a request announcing no arguments (which ReadCommand skips).
+func (r *Reader) scanMultibulk(buf []byte) (skip int, complete bool) {
+	line := func(b []byte) (int64, int, bool) {
+		end := indexTermOrNUL(b[:min(len(b), MaxInlineSize+1)], '\r')
+		if end < 0 || b[end] != '\r' || len(b) < end+2 {
+			return 0, 0, false
+		}
+		v, ok := parseInt(b[1:end])
+		return v, end + 2, ok
+	}
+	n, used, ok := line(buf)
+	if !ok || n > MaxMultibulkLength || r.authWall && n > MaxUnauthMultibulkLength {
+		return 0, false
+	}
+	if n <= 0 {
+		return used, false
+	}
+	buf = buf[used:]
+	for range n {
+		if len(buf) == 0 || buf[0] != '$' {
+			return 0, false
+		}
+		l, used, ok := line(buf)
+		if !ok || l < 0 || l > r.maxBulk || r.authWall && l > MaxUnauthBulk || int64(len(buf)-used) < l+2 {
+			return 0, false
+		}
+		buf = buf[used+int(l)+2:]
+	}
+	return 0, true
+}
+
+// scanInline looks at the inline request at the start of buf. It returns
+// complete true when its line is whole and holds an argument (or has
+// unbalanced quotes, which ReadCommand reports at once), or the length of
+// a line with none (which ReadCommand skips).
+func scanInline(buf []byte) (skip int, complete bool) {
+	end := indexTermOrNUL(buf[:min(len(buf), MaxInlineSize+1)], '\n')
+	if end < 0 || buf[end] != '\n' {
+		return 0, false
+	}
+	toks, err := config.Tokenize(string(bytes.TrimSuffix(buf[:end], []byte("\r"))))
+	if err != nil || len(toks) > 0 {
+		return 0, true
+	}
+	return end + 1, false
+}
+
 // ReadCommand reads the next request and returns its arguments, of which
 // there is always at least one. Requests that Redis ignores (empty inline
 // lines, multibulk requests announcing no arguments) are skipped.

@@ -321,6 +321,65 @@ func TestBufferedPartial(t *testing.T) {
 	}
 }
 
+// countingSource counts the reads a Reader makes of it.
+type countingSource struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingSource) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+// TestHasCommand: after a first request, HasCommand tells whether the
+// rest of the buffer holds another whole request, skipping what
+// ReadCommand skips (empty lines, "*0"), so a server neither waits for
+// bytes it already has nor reads ahead into bytes it lacks.
+func TestHasCommand(t *testing.T) {
+	for _, c := range []struct {
+		rest string
+		want bool
+	}{
+		{"", false},
+		{"\r\n", false},
+		{"\r\n\r\n   \r\n", false},
+		{"\r\nPING\r\n", true},
+		{"PING", false},
+		{"PING\r", false},
+		{"PING\n", true},
+		{"\"a b\r\n", true}, // unbalanced quotes: an error at once
+		{"PI\x00NG\r\n", false},
+		{"*1\r\n$4\r\nPING\r\n", true},
+		{"*1\r\n$4\r\nPING\r", false},
+		{"*1\r\n$4\r\nPI", false},
+		{"*1\r\n", false},
+		{"*1\r", false},
+		{"*0\r\n*-1\r\n", false},
+		{"*0\r\n*1\r\n$1\r\nx\r\n", true},
+		{"*1\r\n$-1\r\n", false},
+		{"*1\r\nx\r\n", false},
+		{"*2\r\n$1\r\na\r\n", false},
+		{"*2\r\n$1\r\na\r\n$0\r\n\r\n", true},
+		{"*x\r\n", false},
+	} {
+		src := &countingSource{r: strings.NewReader("*1\r\n$4\r\nPING\r\n" + c.rest)}
+		rd := NewReader(src, 0)
+		if _, err := rd.ReadCommand(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rd.HasCommand(); got != c.want {
+			t.Errorf("HasCommand() with %q buffered = %v, want %v", c.rest, got, c.want)
+		}
+		if c.want {
+			reads := src.reads
+			if _, err := rd.ReadCommand(); src.reads != reads {
+				t.Errorf("%q: ReadCommand read more (%v) after HasCommand", c.rest, err)
+			}
+		}
+	}
+}
+
 func TestArgsAreIndependent(t *testing.T) {
 	rd := NewReader(strings.NewReader("*2\r\n$1\r\na\r\n$1\r\nb\r\nSET x y\r\n"), 0)
 	for range 2 {
@@ -462,10 +521,15 @@ func FuzzReadCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, maxBulk int64) {
 		var first []string
 		for i, k := range readerKinds {
-			rd := NewReader(k.wrap(bytes.NewReader(data)), maxBulk)
+			src := &countingSource{r: k.wrap(bytes.NewReader(data))}
+			rd := NewReader(src, maxBulk)
 			var got []string
 			for {
+				has, reads := rd.HasCommand(), src.reads
 				args, err := rd.ReadCommand()
+				if has && src.reads != reads {
+					t.Fatalf("%s: HasCommand promised a request, but ReadCommand read more (%s)", k.name, result(args, err))
+				}
 				if err == nil && len(args) == 0 {
 					t.Fatalf("%s: empty argument list", k.name)
 				}
