@@ -10,6 +10,7 @@
 # scripts/notify-cpu.sh instead (the means are then the pass without
 # notifications; each build also gets its on/off ratios, the CPU per SET
 # that notifications add and the writes per SET with them on).
+# BENCH_EXTRA adds redis-benchmark arguments (BENCH_EXTRA="-P 16").
 # Everything binds to 127.0.0.1; each server gets a fresh temporary dir and
 # 100,000 SETs first, so that every pass meets existing keys.
 #
@@ -36,7 +37,7 @@ for _ in $(seq 1 "$passes"); do
 		if [ "$test" = notify ]; then
 			line="${bins[$i]} $(scripts/notify-cpu.sh "${pids[$i]}" "${ports[$i]}" "$n" 1)"
 		else
-			line="${bins[$i]} $(scripts/cpu-per-request.sh "${pids[$i]}" "${ports[$i]}" "$test" "$n" -c 50 -r 100000)"
+			line="${bins[$i]} $(scripts/cpu-per-request.sh "${pids[$i]}" "${ports[$i]}" "$test" "$n" -c 50 -r 100000 ${BENCH_EXTRA:-})"
 		fi
 		echo "$line" | tee -a "$out"
 	done
