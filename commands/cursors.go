@@ -25,12 +25,20 @@ type cursorEntry struct {
 	key    []byte
 }
 
+// maxCursor bounds the cursors handed out: JavaScript clients (node-redis
+// among them) turn a cursor into a float64 number, exact only up to 2^53.
+// Redis's own cursors are far smaller.
+const maxCursor = 1<<53 - 1
+
 // save remembers key as the resume point of a new cursor and returns it.
+// Cursors start at a random point below 2^52, so that a cursor from
+// before a restart rarely means anything to the new process, and count up
+// from there.
 func (t *cursorTable) save(ns string, key []byte) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.next == 0 {
-		t.next = rand.Uint64N(1<<40) * cursorSlots
+	if t.next == 0 || t.next >= maxCursor {
+		t.next = rand.Uint64N(1<<52/cursorSlots) * cursorSlots
 	}
 	t.next++
 	if t.next%cursorSlots == 0 {
