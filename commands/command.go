@@ -1,9 +1,12 @@
 package commands
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 func init() {
-	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
+	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", ACL: []string{"connection"}, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
 		Subcommands: map[string]*Spec{
 			"count": {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
 			"info":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
@@ -38,7 +41,11 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	c.W.Int(int64(s.FirstKey))
 	c.W.Int(int64(s.LastKey))
 	c.W.Int(int64(s.Step))
-	c.W.Set(0)
+	cats := s.ACLCategories()
+	c.W.Set(len(cats))
+	for _, cat := range cats {
+		c.W.SimpleString("@" + cat)
+	}
 	c.W.Set(0)
 	c.W.Array(0)
 	subs := sortedSubcommands(s)
@@ -85,7 +92,7 @@ func cmdCommandInfo(c *Ctx) {
 		if s := lookupFull(string(a)); s != nil {
 			writeCommandInfo(c, s)
 		} else {
-			c.W.NullArray()
+			c.W.NullBulk() // Redis's null: $-1 in RESP2, not *-1
 		}
 	}
 }
@@ -143,18 +150,18 @@ func cmdCommandList(c *Ctx) {
 		case "module":
 			filter = func(*Spec) bool { return false }
 		case "aclcat":
-			filter = func(*Spec) bool { return false }
+			filter = func(s *Spec) bool { return slices.Contains(s.ACLCategories(), val) }
 		case "pattern":
-			filter = func(s *Spec) bool { return matchNoCase(val, s.Name) }
+			filter = func(s *Spec) bool { return matchNoCase(val, s.FullName()) }
 		default:
 			c.W.Error(errSyntax)
 			return
 		}
 	}
 	var names []string
-	for _, s := range All() {
+	for _, s := range allSpecs() {
 		if filter == nil || filter(s) {
-			names = append(names, s.Name)
+			names = append(names, s.FullName())
 		}
 	}
 	c.W.Array(len(names))

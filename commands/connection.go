@@ -15,12 +15,12 @@ const defaultNamespaceName = "__namespace"
 
 func init() {
 	register(
-		&Spec{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale, Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response.", Handler: cmdPing},
-		&Spec{Name: "echo", Arity: 2, Flags: FlagFast, Group: "connection", Since: "1.0.0", Summary: "Returns the given string.", Handler: cmdEcho},
-		&Spec{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Handler: cmdQuit},
-		&Spec{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Handler: cmdReset},
-		&Spec{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "6.0.0", Summary: "Handshakes with the Redis server.", Handler: cmdHello},
-		&Spec{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript, Group: "connection", Since: "1.0.0", Summary: "Authenticates the connection.", Handler: cmdAuth},
+		&Spec{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response.", Handler: cmdPing},
+		&Spec{Name: "echo", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale, Group: "connection", Since: "1.0.0", Summary: "Returns the given string.", Handler: cmdEcho},
+		&Spec{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Handler: cmdQuit},
+		&Spec{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Handler: cmdReset},
+		&Spec{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "6.0.0", Summary: "Handshakes with the Redis server.", Handler: cmdHello},
+		&Spec{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "1.0.0", Summary: "Authenticates the connection.", Handler: cmdAuth},
 		&Spec{Name: "select", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Group: "connection", Since: "1.0.0", Summary: "Changes the selected database.", Handler: cmdSelect},
 		&Spec{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands.", Handler: nil,
 			Subcommands: map[string]*Spec{

@@ -34,12 +34,12 @@ func init() {
 		&Spec{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
 		&Spec{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
 		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
-		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
+		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
 		&Spec{Name: "scan", Arity: -2, Flags: FlagReadOnly, Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Handler: cmdScan},
 		&Spec{Name: "randomkey", Arity: 1, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
-		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast, Group: "server", Since: "1.0.0", Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
-		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite, Group: "server", Since: "1.0.0", Summary: "Remove all keys from the current database.", Handler: cmdFlushDB},
-		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite, Group: "server", Since: "1.0.0", Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
+		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast, Group: "server", ACL: []string{"keyspace"}, Since: "1.0.0", Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
+		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Remove all keys from the current database.", Handler: cmdFlushDB},
+		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
 	)
 }
 

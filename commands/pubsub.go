@@ -11,16 +11,22 @@ func init() {
 	ps := func(name string, arity int, flags Flag, since, summary string, h Handler) *Spec {
 		return &Spec{Name: name, Arity: arity, Flags: flags, Group: "pubsub", Since: since, Summary: summary, Handler: h}
 	}
+	// Shard channels name their keys, as in Redis, where a channel's
+	// hash slot is its key's (Cairn only reports the positions).
+	sharded := func(s *Spec, last int) *Spec {
+		s.FirstKey, s.LastKey, s.Step = 1, last, 1
+		return s
+	}
 	const subFlags = FlagPubSub | FlagNoScript | FlagLoading | FlagStale
 	register(
 		ps("subscribe", -2, subFlags, "2.0.0", "Listens for messages published to channels.", cmdSubscribe),
 		ps("unsubscribe", -1, subFlags, "2.0.0", "Stops listening to messages posted to channels.", cmdUnsubscribe),
 		ps("psubscribe", -2, subFlags, "2.0.0", "Listens for messages published to channels that match one or more patterns.", cmdPSubscribe),
 		ps("punsubscribe", -1, subFlags, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", cmdPUnsubscribe),
-		ps("ssubscribe", -2, subFlags, "7.0.0", "Listens for messages published to shard channels.", cmdSSubscribe),
-		ps("sunsubscribe", -1, subFlags, "7.0.0", "Stops listening to messages posted to shard channels.", cmdSUnsubscribe),
+		sharded(ps("ssubscribe", -2, subFlags, "7.0.0", "Listens for messages published to shard channels.", cmdSSubscribe), -1),
+		sharded(ps("sunsubscribe", -1, subFlags, "7.0.0", "Stops listening to messages posted to shard channels.", cmdSUnsubscribe), -1),
 		ps("publish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast, "2.0.0", "Posts a message to a channel.", cmdPublish),
-		ps("spublish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast, "7.0.0", "Post a message to a shard channel", cmdSPublish),
+		sharded(ps("spublish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast, "7.0.0", "Post a message to a shard channel", cmdSPublish), 1),
 		&Spec{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands.",
 			Subcommands: map[string]*Spec{
 				"channels":      {Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Returns the active channels.", Handler: cmdPubSubChannels},

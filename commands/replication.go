@@ -10,17 +10,17 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Since: "2.8.0",
+		&Spec{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, Group: "server", Since: "2.8.0",
 			Summary: "An internal command used in replication.", Handler: cmdPSync},
 		&Spec{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Since: "3.0.0",
 			Summary: "An internal command for configuring the replication stream.", Handler: cmdReplConf},
-		&Spec{Name: "replicaof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoMulti, Group: "server", Since: "5.0.0",
+		&Spec{Name: "replicaof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading | FlagNoMulti, Group: "server", Since: "5.0.0",
 			Summary: "Configures a server as replica of another, or promotes it to a master.", Handler: cmdReplicaOf},
-		&Spec{Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoMulti, Group: "server", Since: "1.0.0",
+		&Spec{Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading | FlagNoMulti, Group: "server", Since: "1.0.0",
 			Summary: "Sets a Redis server as a replica of another, or promotes it to being a master.", Handler: cmdReplicaOf},
-		&Spec{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.8.12",
+		&Spec{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", ACL: []string{"admin", "dangerous"}, Since: "2.8.12",
 			Summary: "Returns the replication role.", Handler: cmdRole},
-		&Spec{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Since: "3.0.0",
+		&Spec{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", ACL: []string{"connection"}, Since: "3.0.0",
 			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Handler: cmdWait},
 	)
 }

@@ -25,7 +25,7 @@ func init() {
 				"rewrite":   {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Handler: cmdConfigRewrite},
 				"help":      {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdConfigHelp},
 			}},
-		&Spec{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0", Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
+		&Spec{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", ACL: []string{"dangerous"}, Since: "1.0.0", Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
 		&Spec{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Handler: cmdTime},
 		&Spec{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
 	)

@@ -33,6 +33,7 @@ const (
 	FlagSkipMonitor
 	FlagSkipSlowlog
 	FlagNoMulti
+	FlagNoAsyncLoading
 )
 
 var flagNames = []struct {
@@ -43,7 +44,56 @@ var flagNames = []struct {
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"},
 	{FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagAllowBusy, "allow_busy"}, {FlagNoMulti, "no_multi"},
+	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+}
+
+// aclCategories are Redis's ACL categories, in the order COMMAND INFO
+// lists them.
+var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+	"connection", "transaction", "scripting"}
+
+// groupCategory is the ACL category a command's group gives it.
+var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection",
+	"transactions": "transaction"}
+
+// ACLCategories returns the command's ACL categories (without the '@'),
+// in Redis's order: those its flags imply, as Redis derives them (write,
+// read, admin and dangerous, pubsub, fast, else slow), and those of its
+// group (Spec.Group, a subcommand's parent's), or Spec.ACL where it is
+// set. A container command (CONFIG, CLIENT) has only slow.
+func (s *Spec) ACLCategories() []string {
+	has := map[string]bool{}
+	f := s.Flags
+	has["write"] = f&FlagWrite != 0
+	has["read"] = f&FlagReadOnly != 0
+	has["admin"], has["dangerous"] = f&FlagAdmin != 0, f&FlagAdmin != 0
+	has["pubsub"] = f&FlagPubSub != 0
+	has["fast"] = f&FlagFast != 0
+	has["slow"] = f&FlagFast == 0
+	acl := s.ACL
+	if acl == nil && s.parent != nil {
+		acl = s.parent.ACL
+	}
+	switch {
+	case acl != nil:
+		for _, c := range acl {
+			has[c] = true
+		}
+	case s.Handler != nil || s.Subcommands == nil:
+		group := s.Group
+		if s.parent != nil {
+			group = s.parent.Group
+		}
+		has[groupCategory[group]] = true
+	}
+	var out []string
+	for _, c := range aclCategories {
+		if has[c] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Names returns the flag names in Redis's order.
@@ -74,7 +124,10 @@ type Spec struct {
 	Group    string
 	Summary  string
 	Since    string
-	Handler  Handler
+	// ACL lists the ACL categories the command has beyond those its
+	// flags imply, where its group's (groupCategory) is not right.
+	ACL     []string
+	Handler Handler
 	// Subcommands of a container command such as CONFIG or CLIENT, by
 	// lower-case name.
 	Subcommands map[string]*Spec

@@ -79,6 +79,7 @@ func TestProtocolMatchesRedis(t *testing.T) {
 		"NOSUCHCMD a b\r\n",
 		"GET\r\n",
 		"*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
+		"COMMAND INFO nosuch\r\n", // a null bulk, not a null array
 	}
 	for _, in := range inputs {
 		want := exchange(t, redis, in)
