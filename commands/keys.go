@@ -271,9 +271,14 @@ func renameGeneric(c *Ctx, nx bool) {
 		cmd = storage.CmdRenameNX
 	}
 	b := c.newBatch(s.m.Type, cmd)
+	// Redis adds the destination ("new", even when it existed: it is
+	// replaced), deletes the source, then publishes rename_from and
+	// rename_to. The events of a record come before it, so the
+	// destination is written twice to keep that order.
+	d.live = false
+	c.put(b, dst, &d, s.m)
 	c.del(b, src, &s, notify.CodeRenameFrom)
-	d.live = false // Redis replaces the destination: "new" even when it existed
-	c.put(b, dst, &d, s.m, notify.CodeRenameTo)
+	c.put(b, dst, &keyState{m: s.m, raw: true, live: true}, s.m, notify.CodeRenameTo)
 	if !c.commit(b) {
 		return
 	}

@@ -275,28 +275,23 @@ func msetGeneric(c *Ctx, nx bool) {
 		cmd = storage.CmdMSetNX
 	}
 	b := c.newBatch(storage.TypeString, cmd)
-	// A key given twice is written once, with its last value, keeping
-	// the key count exact, and publishes "set" once per time it is given,
-	// as Redis does.
-	// Keys are written in the order they first appear.
-	last := map[string]int{}
-	times := map[string]int{}
+	// The pairs are written in turn, as Redis sets them one by one: a key
+	// given twice is written twice (the later record wins) and publishes
+	// its events in argument order, "new" only the first time.
+	var written map[string]keyState
 	for i, key := range keys {
-		last[string(key)] = i
-		times[string(key)]++
-	}
-	for i, key := range keys {
-		n := times[string(key)]
-		if n == 0 {
-			continue // written already
+		k := states[i]
+		if prev, ok := written[string(key)]; ok {
+			k = prev
 		}
-		times[string(key)] = 0
-		codes := make([]notify.Code, n)
-		for j := range codes {
-			codes[j] = notify.CodeSet
+		m := storage.Metadata{Type: storage.TypeString, Value: c.Args[2+2*i]}
+		c.put(b, key, &k, m, notify.CodeSet)
+		if i < len(keys)-1 {
+			if written == nil {
+				written = map[string]keyState{}
+			}
+			written[string(key)] = keyState{m: m, raw: true, live: true}
 		}
-		value := c.Args[2+2*last[string(key)]]
-		c.put(b, key, &states[i], storage.Metadata{Type: storage.TypeString, Value: value}, codes...)
 	}
 	if !c.commit(b) {
 		return

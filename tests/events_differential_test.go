@@ -123,9 +123,10 @@ func TestDifferentialEvents(t *testing.T) {
 	}
 	r := &evRun{
 		t: t, seed: seed, n: n, testName: "TestDifferentialEvents",
-		targets: targets,
-		ref:     evSubscribe(t, "redis", redisNode),
-		sub:     evSubscribe(t, testName, testNode),
+		targets:   targets,
+		ref:       evSubscribe(t, "redis", redisNode),
+		sub:       evSubscribe(t, testName, testNode),
+		stepOrder: true,
 	}
 	r.run()
 	// Each expired key counts once, whether reclaimed actively or lazily;
@@ -387,13 +388,17 @@ type evRun struct {
 	targets     []evTarget
 	ref, sub    *evCollector // the reference and the node under test
 	dropKeymiss bool
-	beforeEnd   func() // runs before the end marker is published
-	afterStep   func() // runs after every step
-	gen         *evGen
-	steps       []evStep
-	keyLog      map[string][]int // key -> steps naming it
-	commands    int              // sent to each target
-	failed      bool
+	// stepOrder also compares the order of each step's events across
+	// keys ("expired" apart: the expire cycles publish it between any
+	// two steps); only where both sides run the same commands.
+	stepOrder bool
+	beforeEnd func() // runs before the end marker is published
+	afterStep func() // runs after every step
+	gen       *evGen
+	steps     []evStep
+	keyLog    map[string][]int // key -> steps naming it
+	commands  int              // sent to each target
+	failed    bool
 }
 
 // run sends the whole stream, collects both sides' events and compares
@@ -719,6 +724,9 @@ func (r *evRun) compare(refAll, subAll []evEvent) {
 		r.t.Fatalf("%s published no events at all: nothing was compared", r.ref.name)
 	}
 	r.t.Logf("%s's keyevent notifications by event: %s", r.ref.name, evCounts(ref))
+	if r.stepOrder {
+		r.compareStepOrder(refAll, subAll)
+	}
 	if len(bad) == 0 {
 		return
 	}
@@ -742,6 +750,36 @@ func (r *evRun) compare(refAll, subAll []evEvent) {
 	}
 	r.t.Errorf("events differ between %s and %s for %d of %d keys (%d detailed above): %s\nreproduce: CAIRN_EVENTS_SEED=%d CAIRN_EVENTS_N=%d go test -count=1 -run '^%s$' -v ./tests/",
 		r.ref.name, r.sub.name, len(bad), len(keys), len(shown), strings.Join(names, ", "), r.seed, n, r.testName)
+}
+
+// compareStepOrder checks that each step's events, "expired" apart, came
+// in the same order on both sides, across keys: a command that touches
+// two keys (RENAME's "new", "rename_from", "rename_to") publishes in
+// Redis's order. It reports the first step that differs.
+func (r *evRun) compareStepOrder(refAll, subAll []evEvent) {
+	r.t.Helper()
+	byStep := func(events []evEvent) map[int][]string {
+		m := map[int][]string{}
+		for _, e := range events {
+			if e.channel == evKeyevent+"expired" || strings.HasPrefix(e.channel, evKeyspace) && e.payload == "expired" {
+				continue
+			}
+			m[e.step] = append(m[e.step], e.channel+" "+e.payload)
+		}
+		return m
+	}
+	ref, sub := byStep(refAll), byStep(subAll)
+	for s := -1; s <= len(r.steps); s++ {
+		if !slices.Equal(ref[s], sub[s]) {
+			cmds := ""
+			if s >= 0 && s < len(r.steps) {
+				cmds = evShowCmds(r.steps[s].cmds)
+			}
+			r.t.Errorf("the events of %s (%s) came in another order or differ:\n %s %q\n %s %q",
+				r.stepName(s), cmds, r.ref.name, ref[s], r.sub.name, sub[s])
+			return
+		}
+	}
 }
 
 // phaseOf returns the phase of step s, "" if there is no such step.
