@@ -45,7 +45,13 @@ func cmdConfigGet(c *Ctx) {
 	if !c.requireAdmin() {
 		return
 	}
-	names := c.Env.Config.Names()
+	// As in Redis, an alias (replica-read-only) is a name of its own: a
+	// pattern matching it returns it, with its option's value.
+	var names []string
+	for _, o := range config.Options() {
+		names = append(names, o.Name)
+		names = append(names, o.Aliases...)
+	}
 	matched := map[string]bool{}
 	var out []string
 	for _, p := range c.Args[2:] {

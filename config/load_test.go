@@ -87,6 +87,14 @@ func sampleValue(o Option) string {
 		return "250"
 	case "latency-tracking-info-percentiles":
 		return "1e1 99.99"
+	case "save":
+		return ""
+	case "appendonly":
+		return "NO"
+	case "databases":
+		return "1"
+	case "maxmemory":
+		return "0mb"
 	}
 	switch o.Kind {
 	case KindBool:

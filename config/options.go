@@ -113,7 +113,7 @@ var options = []Option{
 		Doc: "Where logs go: stdout, stderr or a directory.",
 	},
 	{
-		Name: "log-level", Kind: KindEnum, Default: "info", Mutable: true,
+		Name: "log-level", Aliases: []string{"loglevel"}, Kind: KindEnum, Default: "info", Mutable: true,
 		Enum: []string{"debug", "info", "notice", "verbose", "warning", "error"},
 		Doc:  "Log verbosity: debug, info, notice, verbose, warning or error.",
 	},
@@ -196,6 +196,31 @@ var options = []Option{
 	{
 		Name: "rocksdb.write_options.sync", Kind: KindBool, Default: "no", Mutable: true,
 		Doc: "Whether every write waits for its WAL record to be synced to disk (with no, the WAL is written out and synced once a second).",
+	},
+	// Redis options that tools read (redis-benchmark asks for save and
+	// appendonly, job queues for maxmemory-policy), with the one value
+	// that describes Cairn.
+	{
+		Name: "save", Kind: KindString, Default: "", Mutable: true, MultiToken: true,
+		Doc:   "Redis's RDB snapshot schedule, for tools that read it: Cairn takes no snapshots, so only \"\" is accepted.",
+		check: onlyValue("", "Cairn takes no RDB snapshots (its data is on disk as it is written)"),
+	},
+	{
+		Name: "appendonly", Kind: KindBool, Default: "no", Mutable: true,
+		Doc:   "Redis's append-only file, for tools that read it: only no is accepted (Cairn's WAL is always on).",
+		check: onlyValue("no", "Cairn has no append-only file (its WAL is always on)"),
+	},
+	{
+		Name: "databases", Kind: KindInt, Default: "1", Min: 1, Max: 1,
+		Doc: "Number of databases, for tools that read it: Cairn has database 0 only (use namespaces).",
+	},
+	{
+		Name: "maxmemory", Kind: KindMemory, Default: "0", Min: 0, Max: 0, Mutable: true,
+		Doc: "Redis's memory limit, for tools that read it: only 0 is accepted (Cairn keeps its data on disk).",
+	},
+	{
+		Name: "maxmemory-policy", Kind: KindEnum, Default: "noeviction", Mutable: true, Enum: []string{"noeviction"},
+		Doc: "Redis's eviction policy, for tools that read it: Cairn never evicts keys.",
 	},
 }
 

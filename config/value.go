@@ -342,6 +342,17 @@ func checkPercentiles(_, v *value) error {
 	return nil
 }
 
+// onlyValue returns a check that accepts want alone, refusing anything
+// else with why.
+func onlyValue(want, why string) func(_, v *value) error {
+	return func(_, v *value) error {
+		if v.text != want {
+			return fmt.Errorf("%s: only %q is accepted", why, want)
+		}
+		return nil
+	}
+}
+
 // checkSchedulerSlice accepts 0 (the kernel's default) or the range the
 // kernel takes, 100 µs to 100 ms.
 func checkSchedulerSlice(_, v *value) error {
