@@ -252,32 +252,30 @@ func cmdClientGetName(c *Ctx) {
 func cmdClientInfo(c *Ctx) { c.W.Verbatim(c.Env.ClientInfo(c.Client, c.Now) + "\n") }
 
 func cmdClientList(c *Ctx) {
+	// As in Redis 7.0: either TYPE <type> alone, or ID followed by
+	// integers (an ID no client has, 0 included, matches nothing).
 	var ids map[int64]bool
 	var typ func(*Client) bool
-	for j := 2; j < len(c.Args); j++ {
-		switch opt := lower(c.Args[j]); {
-		case opt == "type" && j+1 < len(c.Args):
-			var ok bool
-			if typ, ok = c.clientType(c.Args[j+1]); !ok {
-				return
-			}
-			j++
-		case opt == "id" && j+1 < len(c.Args):
-			if ids == nil {
-				ids = map[int64]bool{}
-			}
-			for j++; j < len(c.Args); j++ {
-				id, ok := parseInt(c.Args[j])
-				if !ok || id <= 0 {
-					c.W.Error("ERR Invalid client ID")
-					return
-				}
-				ids[id] = true
-			}
-		default:
-			c.W.Error(errSyntax)
+	switch {
+	case len(c.Args) == 2:
+	case len(c.Args) == 4 && lower(c.Args[2]) == "type":
+		var ok bool
+		if typ, ok = c.clientType(c.Args[3]); !ok {
 			return
 		}
+	case len(c.Args) >= 4 && lower(c.Args[2]) == "id":
+		ids = map[int64]bool{}
+		for _, a := range c.Args[3:] {
+			id, ok := parseInt(a)
+			if !ok {
+				c.W.Error("ERR Invalid client ID")
+				return
+			}
+			ids[id] = true
+		}
+	default:
+		c.W.Error(errSyntax)
+		return
 	}
 	var b strings.Builder
 	for _, cl := range c.Env.Clients.List() {
@@ -355,7 +353,11 @@ func cmdClientKill(c *Ctx) {
 			}
 			match = append(match, typ)
 		case "user":
-			match = append(match, func(*Client) bool { return val == "default" })
+			// Every client is the default user, the only one there is.
+			if val != "default" {
+				c.errorf("ERR No such user '%s'", val)
+				return
+			}
 		case "skipme":
 			switch strings.ToLower(val) {
 			case "yes":

@@ -118,6 +118,9 @@ func cmdExec(c *Ctx) {
 	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked}
 	mark := c.W.Len()
 	c.W.Array(len(m.queued))
+	// While its commands run the client still shows as in MULTI with
+	// them queued (CLIENT INFO: flags=x, multi=<n>), as in Redis.
+	cl.multiQueued.Store(int32(len(m.queued)) + 1)
 	for _, q := range m.queued {
 		c.Args, c.Spec = q.args, q.spec
 		c.Env.Stats.Commands.Add(1)
@@ -125,6 +128,7 @@ func cmdExec(c *Ctx) {
 		q.spec.Handler(c)
 		q.spec.stats.record(time.Since(start), c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
 	}
+	cl.multiQueued.Store(0)
 	cl.errorMark = c.W.Errors // see Dispatch
 	c.Args, c.Spec = execArgs, execSpec
 	t := c.txn
