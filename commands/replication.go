@@ -139,20 +139,22 @@ func cmdRole(c *Ctx) {
 }
 
 func cmdWait(c *Ctx) {
+	// Redis's order: the role, then the count, then the timeout.
+	if c.Env.Repl.IsReplica() {
+		c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
 	want, ok := c.intArg(1)
 	if !ok {
 		return
 	}
-	timeout, ok := c.intArg(2)
+	timeout, ok := parseInt(c.Args[2])
 	if !ok {
+		c.W.Error("ERR timeout is not an integer or out of range")
 		return
 	}
 	if timeout < 0 {
 		c.W.Error("ERR timeout is negative")
-		return
-	}
-	if c.Env.Repl.IsReplica() {
-		c.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
 	got := c.Env.Repl.WaitAcks(int(want), c.Env.Store.Offset(), time.Duration(timeout)*time.Millisecond)
