@@ -470,7 +470,41 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 		c.W.Error(errWrongType)
 		return k, false
 	}
-	return k, true
+	return k, c.loadValue(key, &k)
+}
+
+// loadValue reads the out-of-line value of a live string key read by
+// lookup into k.m.Value (storage.Metadata.External); on a storage error
+// it replies and returns false.
+func (c *Ctx) loadValue(key []byte, k *keyState) bool {
+	if err := c.readValue(key, k); err != nil {
+		c.storageError(err)
+		return false
+	}
+	return true
+}
+
+// readValue is loadValue without the reply. A command that holds no key
+// lock (a read on a row-cache hit) reads the metadata again with the
+// value under the key's lock, so that both come from the same write; k
+// then becomes that state, whatever it is.
+func (c *Ctx) readValue(key []byte, k *keyState) error {
+	if !k.live || !k.m.External() || k.m.Value != nil {
+		return nil
+	}
+	if !c.locked {
+		unlock := c.Env.Store.Locks.Lock(c.ns(), key)
+		defer unlock()
+		m, found, err := c.Env.Store.GetMeta(c.ns(), key)
+		if err != nil {
+			return err
+		}
+		*k = c.state(m, found)
+		if !k.live || !k.m.External() {
+			return nil
+		}
+	}
+	return c.Env.Store.LoadValue(c.ns(), key, &k.m)
 }
 
 // commit commits b and reports success, writing an error reply on

@@ -39,18 +39,28 @@ func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 
 // put adds m as key's new metadata to b with the events the write
 // publishes for key: "new" first when the key did not exist, then codes.
-// k is the key's state as read under its lock.
-func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) {
+// k is the key's state as read under its lock. It returns the metadata
+// as written (storage.Batch.PutMeta).
+func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) storage.Metadata {
 	var buf [4]notify.Code
 	all := buf[:0]
 	if !k.live {
 		all = append(all, notify.CodeNew)
 	}
 	c.stage(b, key, append(all, codes...))
-	b.PutMeta(c.ns(), key, k.old(), m)
+	m = b.PutMeta(c.ns(), key, k.old(), m)
 	if c.txn != nil {
 		c.txn.put(c.ns(), key, m)
 	}
+	return m
+}
+
+// announce adds key's events codes to b without writing the key (a
+// record that the key's later write in b overrides carries them), so
+// that they come before the events of records written in between.
+func (c *Ctx) announce(b *storage.Batch, key []byte, codes ...notify.Code) {
+	c.stage(b, key, codes)
+	b.MarkKey(c.ns(), key)
 }
 
 // del adds the deletion of key (k: its state as read under its lock) to b

@@ -266,6 +266,9 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.W.Int(0)
 		return
 	}
+	if !c.loadValue(src, &s) {
+		return
+	}
 	cmd := storage.CmdRename
 	if nx {
 		cmd = storage.CmdRenameNX
@@ -273,12 +276,11 @@ func renameGeneric(c *Ctx, nx bool) {
 	b := c.newBatch(s.m.Type, cmd)
 	// Redis adds the destination ("new", even when it existed: it is
 	// replaced), deletes the source, then publishes rename_from and
-	// rename_to. The events of a record come before it, so the
-	// destination is written twice to keep that order.
-	d.live = false
-	c.put(b, dst, &d, s.m)
+	// rename_to.
+	c.announce(b, dst, notify.CodeNew)
 	c.del(b, src, &s, notify.CodeRenameFrom)
-	c.put(b, dst, &keyState{m: s.m, raw: true, live: true}, s.m, notify.CodeRenameTo)
+	d.live = true // announced
+	c.put(b, dst, &d, s.m, notify.CodeRenameTo)
 	if !c.commit(b) {
 		return
 	}
@@ -341,6 +343,9 @@ func cmdCopy(c *Ctx) {
 	}
 	if d.live && !replace {
 		c.W.Int(0)
+		return
+	}
+	if !c.loadValue(src, &s) {
 		return
 	}
 	b := c.newBatch(s.m.Type, storage.CmdCopy)

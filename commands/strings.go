@@ -138,6 +138,9 @@ func cmdSet(c *Ctx) {
 	}
 	if o.get {
 		c.lookedUp(key, k.live) // SET ... GET reads the old value first
+		if !c.loadValue(key, &k) {
+			return
+		}
 	}
 	if (o.nx && k.live) || (o.xx && !k.live) {
 		if o.get {
@@ -235,6 +238,7 @@ func cmdMGet(c *Ctx) {
 		k, err := c.lookup(key)
 		if err == nil {
 			c.lookedUp(key, k.live)
+			err = c.readValue(key, &k)
 		}
 		if err != nil || !k.live || k.m.Type != storage.TypeString {
 			if err != nil {
@@ -407,16 +411,25 @@ func cmdAppend(c *Ctx) {
 }
 
 func cmdStrlen(c *Ctx) {
-	k, ok := c.readString(c.Args[1])
+	// The length of an out-of-line value is in its metadata: no need to
+	// read the value.
+	k, ok := c.read(c.Args[1])
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
-	if !k.live {
-		c.W.Int(0)
+	if k.live && k.m.Type != storage.TypeString {
+		c.W.Error(errWrongType)
 		return
 	}
-	c.W.Int(int64(len(k.m.Value)))
+	c.lookedUp(c.Args[1], k.live)
+	switch {
+	case !k.live:
+		c.W.Int(0)
+	case k.m.External():
+		c.W.Int(int64(k.m.Size))
+	default:
+		c.W.Int(int64(len(k.m.Value)))
+	}
 }
 
 func cmdSetRange(c *Ctx) {

@@ -95,6 +95,8 @@ func sampleValue(o Option) string {
 		return "1"
 	case "maxmemory":
 		return "0mb"
+	case "string-value-inline-max":
+		return "1kb"
 	}
 	switch o.Kind {
 	case KindBool:

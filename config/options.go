@@ -174,6 +174,11 @@ var options = []Option{
 		check: checkPercentiles,
 	},
 	{
+		Name: "string-value-inline-max", Kind: KindMemory, Default: "65536", Min: 1, Max: 512 << 20,
+		Doc: "Longest string value kept inside its key's metadata record; a longer one gets a record of its own, " +
+			"so that TTL reads and changes (EXPIRE, TTL, EXISTS) never read or rewrite it.",
+	},
+	{
 		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
 		Doc: "Block cache size in MB.",
 	},

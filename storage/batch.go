@@ -33,6 +33,8 @@ type Batch struct {
 	earliest int64
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
+	// inlineMax is the engine's Options.InlineValueMax.
+	inlineMax int
 }
 
 // rowUpdate is a metadata record a batch writes: key k and value v (nil
@@ -85,7 +87,10 @@ func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
 func (e *Engine) NewMultiBatch() *Batch {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	b := &Batch{b: e.db.NewBatch()}
+	b := &Batch{b: e.db.NewBatch(), inlineMax: e.opts.InlineValueMax}
+	if b.inlineMax <= 0 {
+		b.inlineMax = DefaultInlineValueMax
+	}
 	b.rows = b.rows0[:0]
 	return b
 }
@@ -117,8 +122,29 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 
 // PutMeta writes m as the metadata of key in ns. old is the key's current
 // metadata as read under its lock (nil when the key does not exist, expired
-// or not), so the key count and the expiry index stay exact.
-func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
+// or not), so the key count, the expiry index and value records stay
+// exact.
+//
+// A string value longer than the batch's inline maximum is written to a
+// value record of its own, and the metadata records its length. A string
+// m that is External with a nil Value (its metadata as read, the value
+// not loaded) rewrites the metadata alone: old must then be the same
+// key's external metadata, whose value record stays. PutMeta returns the
+// metadata as written (its Value as given).
+func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metadata {
+	switch {
+	case m.Type != TypeString, m.External() && m.Value == nil:
+	case len(m.Value) > b.inlineMax:
+		m.Flags |= FlagExternalValue
+		m.Size = uint64(len(m.Value))
+		_ = b.b.Set(valueKey(ns, key), m.Value, nil)
+	default:
+		m.Flags &^= FlagExternalValue
+		m.Size = 0
+	}
+	if old != nil && old.External() && !m.External() {
+		_ = b.b.Delete(valueKey(ns, key), nil)
+	}
 	var d KeyCount
 	if old == nil {
 		d.Keys = 1
@@ -143,11 +169,15 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) {
 	kv = m.encode(kv)
 	_ = b.b.Set(kv[:klen], kv[klen:], nil)
 	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:]})
+	return m
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under
 // its lock; the key must exist.
 func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
+	if old.External() {
+		_ = b.b.Delete(valueKey(ns, key), nil)
+	}
 	d := KeyCount{Keys: -1}
 	if old.ExpireAt != 0 {
 		d.Expires = -1
@@ -162,6 +192,16 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	// metadata goes (orphaned versions are reclaimed later).
 }
 
+// MarkKey writes a deletion of key's metadata record that a later record
+// of the batch overrides: it changes nothing, but events written before
+// it (LogData records) belong to it. RENAME uses one to publish "new" for
+// its destination before "rename_from" for its source, as Redis does.
+func (b *Batch) MarkKey(ns string, key []byte) {
+	mk := metaKey(ns, key)
+	_ = b.b.Delete(mk, nil)
+	b.rows = append(b.rows, rowUpdate{k: mk})
+}
+
 // deleteExpireEntry removes a stale expiry-index entry.
 func (b *Batch) deleteExpireEntry(ns string, ms int64, key []byte) {
 	_ = b.b.Delete(expireKey(ns, ms, key), nil)
@@ -169,7 +209,7 @@ func (b *Batch) deleteExpireEntry(ns string, ms int64, key []byte) {
 
 // FlushNamespace removes every key of ns.
 func (b *Batch) FlushNamespace(ns string) {
-	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), expirePrefix(ns)} {
+	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), valuePrefix(ns), expirePrefix(ns)} {
 		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
 	}
 	b.flush = append(b.flush, ns)

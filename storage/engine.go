@@ -45,6 +45,10 @@ type Options struct {
 	// RowCacheBytes sizes the cache of key metadata kept above Pebble;
 	// 0 turns it off.
 	RowCacheBytes int64
+	// InlineValueMax is the longest string value kept inside its key's
+	// metadata record; longer ones get a value record of their own. 0
+	// means DefaultInlineValueMax.
+	InlineValueMax int
 	// Logger receives the engine's and Pebble's messages; nil discards them.
 	Logger hclog.Logger
 	// Fatal is called with a storage fault the engine cannot continue
@@ -54,6 +58,10 @@ type Options struct {
 	// engine is then unusable.
 	Fatal func(error)
 }
+
+// DefaultInlineValueMax is Options.InlineValueMax's default: a value
+// beyond 64 KiB costs far more to copy than a second read.
+const DefaultInlineValueMax = 64 << 10
 
 // CommitHook is called inside the commit critical section after a batch
 // has been applied, with the batch's offset and a copy of its bytes that
@@ -620,6 +628,26 @@ func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err err
 // metaKeyStack is the room for a metadata key that GetMeta and ReadMeta
 // keep on the stack (longer keys are built on the heap).
 const metaKeyStack = 96
+
+// LoadValue reads the value record of m, key's external string metadata
+// as read under the key's lock (which the caller still holds), into
+// m.Value. A missing record, or one whose length is not m.Size, is an
+// error: the database is inconsistent.
+func (e *Engine) LoadValue(ns string, key []byte, m *Metadata) error {
+	e.dbMu.RLock()
+	v, err := e.appendLocked(nil, valueKey(ns, key))
+	e.dbMu.RUnlock()
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		return fmt.Errorf("storage: key %q: value record missing", key)
+	case err != nil:
+		return fmt.Errorf("storage: key %q: read value: %w", key, err)
+	case uint64(len(v)) != m.Size:
+		return fmt.Errorf("storage: key %q: value record of %d bytes, metadata says %d", key, len(v), m.Size)
+	}
+	m.Value = v
+	return nil
+}
 
 // ReadMeta is GetMeta for a caller that does not hold the key's lock (a
 // read-only command): a cache miss takes the lock to fill the cache.

@@ -15,6 +15,9 @@ const (
 	// prefixSubkey is reserved for the members of hashes, lists, sets and
 	// sorted sets: prefixSubkey | ns | user key | version | member.
 	prefixSubkey byte = 's'
+	// prefixValue holds the values of strings longer than
+	// Options.InlineValueMax: prefixValue | ns | user key.
+	prefixValue byte = 'w'
 	// prefixExpire is the expiry index: prefixExpire | ns | expire-at (8 bytes,
 	// big endian, milliseconds) | user key, with an empty value.
 	prefixExpire byte = 'x'
@@ -69,6 +72,19 @@ func metaPrefix(ns string) []byte {
 // subkeyPrefix returns the prefix shared by every subkey of ns.
 func subkeyPrefix(ns string) []byte {
 	return appendNS([]byte{prefixSubkey}, ns)
+}
+
+// valueKey returns the key of the value record of string k in ns.
+func valueKey(ns string, k []byte) []byte {
+	b := make([]byte, 0, 2+len(ns)+len(k))
+	b = append(b, prefixValue)
+	b = appendNS(b, ns)
+	return append(b, k...)
+}
+
+// valuePrefix returns the prefix shared by every value record of ns.
+func valuePrefix(ns string) []byte {
+	return appendNS([]byte{prefixValue}, ns)
 }
 
 // expireKey returns the expiry-index key of k in ns expiring at ms.

@@ -45,20 +45,33 @@ func (t Type) String() string {
 const metaHeaderLen = 10
 
 // Metadata is the decoded metadata record of one user key. A string keeps
-// its value inline (so GET is one read); other types keep a version (which
-// prefixes their subkeys, so deleting the metadata orphans the old members)
-// and an element count.
+// its value inline (so GET is one read) up to Options.InlineValueMax bytes;
+// a longer one is kept in a value record of its own (FlagExternalValue),
+// so that reading or changing the key's TTL does not read or rewrite a
+// large value. Other types keep a version (which prefixes their subkeys,
+// so deleting the metadata orphans the old members) and an element count.
 type Metadata struct {
 	Type Type
-	// Flags is reserved for per-key flags; zero today.
+	// Flags are per-key flags (FlagExternalValue).
 	Flags byte
 	// ExpireAt is the absolute expiry in Unix milliseconds, 0 for none.
 	ExpireAt int64
-	// Version and Size are used by the collection types only.
+	// Version is used by the collection types only. Size is their
+	// element count, and the length of an external string value.
 	Version uint64
 	Size    uint64
-	// Value is the string value for TypeString.
+	// Value is the string value for TypeString. For an external value,
+	// reading the metadata leaves it nil (Engine.LoadValue reads it).
 	Value []byte
+}
+
+// FlagExternalValue marks a string whose value is in a value record of
+// its own (valueKey) rather than inline; Size is its length.
+const FlagExternalValue byte = 1
+
+// External reports whether m is a string whose value is out of line.
+func (m *Metadata) External() bool {
+	return m.Type == TypeString && m.Flags&FlagExternalValue != 0
 }
 
 // Expired reports whether the key is logically gone at nowMs.
@@ -70,6 +83,9 @@ func (m *Metadata) Expired(nowMs int64) bool {
 func (m *Metadata) encode(dst []byte) []byte {
 	dst = append(dst, byte(m.Type), m.Flags)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(m.ExpireAt))
+	if m.External() {
+		return binary.BigEndian.AppendUint64(dst, m.Size)
+	}
 	if m.Type == TypeString {
 		return append(dst, m.Value...)
 	}
@@ -79,6 +95,9 @@ func (m *Metadata) encode(dst []byte) []byte {
 
 // encodedLen returns the length of m's encoding.
 func (m *Metadata) encodedLen() int {
+	if m.External() {
+		return metaHeaderLen + 8
+	}
 	if m.Type == TypeString {
 		return metaHeaderLen + len(m.Value)
 	}
@@ -92,6 +111,13 @@ func decodeMetadata(v []byte) (Metadata, error) {
 	}
 	m := Metadata{Type: Type(v[0]), Flags: v[1], ExpireAt: int64(binary.BigEndian.Uint64(v[2:10]))}
 	rest := v[metaHeaderLen:]
+	if m.External() {
+		if len(rest) != 8 {
+			return Metadata{}, fmt.Errorf("storage: external string metadata of %d bytes", len(v))
+		}
+		m.Size = binary.BigEndian.Uint64(rest)
+		return m, nil
+	}
 	if m.Type == TypeString {
 		m.Value = rest
 		return m, nil

@@ -239,6 +239,11 @@ func TestApplyReplicatedKeepsTheBytes(t *testing.T) {
 		if err != nil || !found {
 			return fmt.Sprintf("<%v %v>", found, err)
 		}
+		if m.External() {
+			if err := r.LoadValue("", []byte(key), &m); err != nil {
+				return fmt.Sprintf("<%v>", err)
+			}
+		}
 		return string(m.Value)
 	}
 	for i := range reprs {

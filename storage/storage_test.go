@@ -53,6 +53,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 		{Type: TypeString, Value: []byte("hello")},
 		{Type: TypeString, ExpireAt: 1700000000000, Value: []byte{}},
 		{Type: TypeHash, ExpireAt: 5, Version: 7, Size: 3},
+		{Type: TypeString, Flags: FlagExternalValue, ExpireAt: 9, Size: 1 << 40},
 	}
 	for _, m := range cases {
 		got, err := decodeMetadata(m.encode(nil))
@@ -229,10 +230,11 @@ func FuzzDecodeLogData(f *testing.F) {
 func FuzzDecodeMetadata(f *testing.F) {
 	f.Add((&Metadata{Type: TypeString, Value: []byte("v")}).encode(nil))
 	f.Add((&Metadata{Type: TypeHash, Version: 1, Size: 2}).encode(nil))
+	f.Add((&Metadata{Type: TypeString, Flags: FlagExternalValue, Size: 70000}).encode(nil))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMetadata(b)
-		if err == nil && m.Type != TypeString && !bytes.Equal(m.encode(nil), b[:metaHeaderLen+16]) {
+		if err == nil && (m.Type != TypeString || m.External()) && !bytes.Equal(m.encode(nil), b[:m.encodedLen()]) {
 			t.Fatalf("decode/encode mismatch for %x", b)
 		}
 	})
@@ -385,5 +387,100 @@ func TestExpireSliceResumes(t *testing.T) {
 	}
 	if c := e.KeyCounts()[""]; c != (KeyCount{}) {
 		t.Fatalf("counts after expiring everything: %+v", c)
+	}
+}
+
+// TestExternalValues: a string longer than InlineValueMax lives in a value
+// record of its own; a TTL change rewrites the metadata alone, and
+// shrinking, deleting or flushing the key drops the value record.
+func TestExternalValues(t *testing.T) {
+	e, err := Open(Options{Dir: t.TempDir(), InlineValueMax: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	key := []byte("k")
+	commit := func(what string, f func(b *Batch, old *Metadata)) int {
+		t.Helper()
+		old, found, err := e.GetMeta("", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var op *Metadata
+		if found {
+			op = &old
+		}
+		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+		f(b, op)
+		size := len(b.b.Repr())
+		if _, err := e.Commit(b); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return size
+	}
+	valueRecord := func() bool {
+		t.Helper()
+		_, err := e.getLocked(valueKey("", key))
+		if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	check := func(what string, external bool, value string, expireAt int64) {
+		t.Helper()
+		m, found, err := e.GetMeta("", key)
+		if err != nil || !found {
+			t.Fatalf("%s: found %v, %v", what, found, err)
+		}
+		if m.External() != external || valueRecord() != external || m.ExpireAt != expireAt {
+			t.Fatalf("%s: external %v, value record %v, expire %d; want %v, %v, %d", what, m.External(), valueRecord(), m.ExpireAt, external, external, expireAt)
+		}
+		if external {
+			if m.Value != nil || m.Size != uint64(len(value)) {
+				t.Fatalf("%s: read metadata has value %q and size %d", what, m.Value, m.Size)
+			}
+			if err := e.LoadValue("", key, &m); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		if string(m.Value) != value {
+			t.Fatalf("%s: value %q, want %q", what, m.Value, value)
+		}
+	}
+	long := "0123456789abcdef" // over the 8-byte inline maximum
+	commit("set long", func(b *Batch, old *Metadata) {
+		b.PutMeta("", key, old, Metadata{Type: TypeString, Value: []byte(long)})
+	})
+	check("a long value", true, long, 0)
+	size := commit("expire", func(b *Batch, old *Metadata) {
+		m := *old
+		m.ExpireAt = 1 << 50
+		b.PutMeta("", key, old, m)
+	})
+	check("after a TTL change", true, long, 1<<50)
+	if size > 64 {
+		t.Errorf("the TTL change's batch holds %d bytes: it rewrote the value", size)
+	}
+	commit("set short", func(b *Batch, old *Metadata) {
+		b.PutMeta("", key, old, Metadata{Type: TypeString, Value: []byte("short")})
+	})
+	check("a short value", false, "short", 0)
+	commit("set long again", func(b *Batch, old *Metadata) {
+		b.PutMeta("", key, old, Metadata{Type: TypeString, Value: []byte(long + long)})
+	})
+	check("a long value again", true, long+long, 0)
+	commit("delete", func(b *Batch, old *Metadata) { b.DeleteKey("", key, *old) })
+	if valueRecord() {
+		t.Fatal("the value record outlived its key")
+	}
+	commit("set long, then flush", func(b *Batch, old *Metadata) {
+		b.PutMeta("", key, old, Metadata{Type: TypeString, Value: []byte(long)})
+	})
+	commit("flush", func(b *Batch, _ *Metadata) { b.FlushNamespace("") })
+	if valueRecord() || e.DBSize("") != 0 {
+		t.Fatalf("after a flush: value record %v, dbsize %d", valueRecord(), e.DBSize(""))
+	}
+	if _, err := decodeMetadata([]byte{byte(TypeString), FlagExternalValue, 0, 0, 0, 0, 0, 0, 0, 0, 1}); err == nil {
+		t.Error("external metadata without its 8-byte size decoded")
 	}
 }

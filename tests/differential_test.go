@@ -84,20 +84,25 @@ func TestDifferentialStringsAndKeys(t *testing.T) {
 
 // diffStream is one run of the differential test: its subtest's name, its
 // seed (the test's plus seedOffset), its length (the test's divided by
-// share), the RESP version spoken to both servers, and whether Cairn's
-// connection is in a namespace.
+// share), the RESP version spoken to both servers, whether Cairn's
+// connection is in a namespace, and Cairn's extra arguments.
 type diffStream struct {
 	name       string
 	seedOffset int64
 	share      int
 	proto      int
 	namespace  bool
+	args       []string
 }
+
+// diffSmallInline keeps only strings of up to 4 bytes inline, so that
+// most of a stream's values live in value records of their own.
+var diffSmallInline = []string{"--string-value-inline-max", "4"}
 
 var diffStreams = []diffStream{
 	{name: "resp2", share: 1, proto: 2},
-	{name: "resp3", seedOffset: 1, share: 4, proto: 3},
-	{name: "namespace", seedOffset: 2, share: 4, proto: 2, namespace: true},
+	{name: "resp3", seedOffset: 1, share: 4, proto: 3, args: diffSmallInline},
+	{name: "namespace", seedOffset: 2, share: 4, proto: 2, namespace: true, args: diffSmallInline},
 }
 
 // diffNoise is what the namespaced run leaves in the other namespaces of
@@ -111,7 +116,7 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 	var cairn *Node
 	var admin, other *RawConn
 	if st.namespace {
-		cairn = StartCairn(t, "--requirepass", "admin")
+		cairn = StartCairn(t, append([]string{"--requirepass", "admin"}, st.args...)...)
 		admin = cairn.Raw()
 		for _, c := range [][]string{{"auth", "admin"}, {"namespace", "add", "diff", "difftoken"}, {"namespace", "add", "other", "othertoken"}} {
 			if got := admin.Do(c...); got != "+OK\r\n" {
@@ -130,7 +135,7 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 			}
 		}
 	} else {
-		cairn = StartCairn(t)
+		cairn = StartCairn(t, st.args...)
 	}
 	redis := StartRedis(t)
 	r := &diffRunner{t: t, stream: st, seed: seed, n: n, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}

@@ -74,6 +74,7 @@ func run() int {
 		Sync:            cfg.Bool("rocksdb.write_options.sync"),
 		BlockCacheBytes: cfg.Int("rocksdb.block_cache_size") << 20,
 		RowCacheBytes:   cfg.Int("rocksdb.row_cache_size") << 20,
+		InlineValueMax:  int(cfg.Bytes("string-value-inline-max")),
 		Logger:          log.Named("storage"),
 	})
 	if err != nil {

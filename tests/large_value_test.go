@@ -1,0 +1,85 @@
+package tests
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLargeValues: strings beyond the inline maximum (64 KiB by default)
+// live in value records of their own. Every string command, a restart
+// and a replica see them whole, and TTL commands leave them intact.
+func TestLargeValues(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	big := strings.Repeat("0123456789", 200_000) // 2 MB
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(pc.Set(cx, "big", big, 0).Err())
+	must(pc.Expire(cx, "big", time.Hour).Err())
+	must(pc.Persist(cx, "big").Err())
+	must(pc.Expire(cx, "big", 2*time.Hour).Err())
+	must(pc.Append(cx, "big", "tail").Err())
+	must(pc.SetRange(cx, "big", 0, "head").Err())
+	want := "head" + big[4:] + "tail"
+	must(pc.Copy(cx, "big", "copy", 0, false).Err())
+	must(pc.Rename(cx, "copy", "moved").Err())
+	must(pc.Set(cx, "shrunk", big, 0).Err())
+	must(pc.Set(cx, "shrunk", "small", 0).Err())
+	must(pc.Set(cx, "gone", big, 0).Err())
+	must(pc.Del(cx, "gone").Err())
+	check := func(where string) {
+		t.Helper()
+		c := pc
+		if where == "replica" {
+			waitCaughtUp(t, pc, rc)
+			c = rc
+		}
+		for _, k := range []string{"big", "moved"} {
+			got, err := c.Get(cx, k).Result()
+			if err != nil || got != want {
+				t.Fatalf("%s: GET %s: %d bytes (%v), want %d", where, k, len(got), err, len(want))
+			}
+		}
+		if n := c.StrLen(cx, "big").Val(); n != int64(len(want)) {
+			t.Fatalf("%s: STRLEN = %d", where, n)
+		}
+		if s := c.GetRange(cx, "big", -6, -1).Val(); s != "89tail" {
+			t.Fatalf("%s: GETRANGE -6 -1 = %q", where, s)
+		}
+		if ttl := c.TTL(cx, "big").Val(); ttl <= time.Hour || ttl > 2*time.Hour {
+			t.Fatalf("%s: TTL = %v", where, ttl)
+		}
+		vals := c.MGet(cx, "shrunk", "gone", "moved").Val()
+		if len(vals) != 3 || vals[0] != "small" || vals[1] != nil || vals[2] != want {
+			t.Fatalf("%s: MGET shrunk gone moved: %.20q", where, vals)
+		}
+		if n := c.DBSize(cx).Val(); n != 3 {
+			t.Fatalf("%s: DBSIZE = %d", where, n)
+		}
+	}
+	check("primary")
+	check("replica")
+	p.Stop()
+	p.Restart()
+	pc = p.Client()
+	check("primary after a restart")
+	// GETDEL and GETSET reply with the whole value, then drop or replace it.
+	if got := pc.GetSet(cx, "moved", "x").Val(); got != want {
+		t.Fatalf("GETSET: %d bytes", len(got))
+	}
+	if got := pc.GetDel(cx, "big").Val(); !bytes.Equal([]byte(got), []byte(want)) {
+		t.Fatalf("GETDEL: %d bytes", len(got))
+	}
+	check2 := pc.MGet(cx, "big", "moved").Val()
+	if check2[0] != nil || check2[1] != "x" {
+		t.Fatalf("after GETDEL and GETSET: %q", check2)
+	}
+}
