@@ -72,7 +72,7 @@ func TestLargeValues(t *testing.T) {
 	pc = p.Client()
 	check("primary after a restart")
 	// GETDEL and GETSET reply with the whole value, then drop or replace it.
-	if got := pc.GetSet(cx, "moved", "x").Val(); got != want {
+	if got, _ := pc.Do(cx, "GETSET", "moved", "x").Text(); got != want {
 		t.Fatalf("GETSET: %d bytes", len(got))
 	}
 	if got := pc.GetDel(cx, "big").Val(); !bytes.Equal([]byte(got), []byte(want)) {
