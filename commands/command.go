@@ -8,11 +8,12 @@ import (
 func init() {
 	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", ACL: []string{"connection"}, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
 		Subcommands: map[string]*Spec{
-			"count": {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
-			"info":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
-			"docs":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Handler: cmdCommandDocs},
-			"list":  {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns a list of command names.", Handler: cmdCommandList},
-			"help":  {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdCommandHelp},
+			"count":   {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
+			"info":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
+			"docs":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Handler: cmdCommandDocs},
+			"list":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns a list of command names.", Handler: cmdCommandList},
+			"getkeys": {Arity: -4, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Extracts the key names from an arbitrary command.", Handler: cmdCommandGetKeys},
+			"help":    {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdCommandHelp},
 		}})
 }
 
@@ -170,6 +171,37 @@ func cmdCommandList(c *Ctx) {
 	}
 }
 
+// cmdCommandGetKeys replies with the keys a command line names, from its
+// spec's key positions; channels (the shard Pub/Sub commands') are not
+// keys here, as in Redis.
+func cmdCommandGetKeys(c *Ctx) {
+	args := c.Args[2:]
+	s := Lookup(args[0])
+	if s != nil && s.Subcommands != nil && len(args) > 1 {
+		s = s.Subcommands[lower(args[1])]
+	}
+	switch {
+	case s == nil:
+		c.W.Error("ERR Invalid command specified")
+		return
+	case !s.ArityOK(len(args)):
+		c.W.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	var keys [][]byte
+	if s.Flags&FlagPubSub == 0 {
+		keys = s.Keys(args)
+	}
+	if len(keys) == 0 {
+		c.W.Error("ERR The command has no key arguments")
+		return
+	}
+	c.W.Array(len(keys))
+	for _, k := range keys {
+		c.W.Bulk(k)
+	}
+}
+
 func cmdCommandHelp(c *Ctx) {
 	help(c, "COMMAND", []string{
 		"(no subcommand)", "    Return details about all Redis commands.",
@@ -177,5 +209,6 @@ func cmdCommandHelp(c *Ctx) {
 		"LIST", "    Return a list of all commands in this Redis server.",
 		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
 		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
 	})
 }
