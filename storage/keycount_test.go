@@ -84,25 +84,13 @@ func TestExpireSumPersists(t *testing.T) {
 	e := openTest(t, dir)
 	write := func(key string, expire int64, del bool) {
 		t.Helper()
-		unlock := e.Locks.Lock("ns", []byte(key))
-		defer unlock()
-		old, found, err := e.GetMeta("ns", []byte(key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
-		var op *Metadata
-		if found {
-			op = &old
-		}
-		if del {
-			b.DeleteKey("ns", []byte(key), old)
-		} else {
-			b.PutMeta("ns", []byte(key), op, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
-		}
-		if _, err := e.Commit(b); err != nil {
-			t.Fatal(err)
-		}
+		commitKey(t, e, "ns", key, func(b *Batch, old *Metadata) {
+			if del {
+				b.DeleteKey("ns", []byte(key), *old)
+			} else {
+				b.PutMeta("ns", []byte(key), old, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
+			}
+		})
 	}
 	const now = 1_000_000
 	write("a", now+1000, false)

@@ -20,6 +20,30 @@ func openTest(t testing.TB, dir string) *Engine {
 	return e
 }
 
+// commitKey commits, under key's lock, the batch f makes for key in ns
+// given its current metadata (nil when absent), and returns the batch's
+// size in bytes.
+func commitKey(t testing.TB, e *Engine, ns, key string, f func(b *Batch, old *Metadata)) int {
+	t.Helper()
+	unlock := e.Locks.Lock(ns, []byte(key))
+	defer unlock()
+	old, found, err := e.GetMeta(ns, []byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op *Metadata
+	if found {
+		op = &old
+	}
+	b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	f(b, op)
+	size := len(b.b.Repr())
+	if _, err := e.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	return size
+}
+
 func TestLogDataRoundTrip(t *testing.T) {
 	cases := []LogData{
 		{},
@@ -86,21 +110,9 @@ func TestCommitCountsOffsetsAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	e := openTest(t, dir)
 	put := func(ns, key string, expire int64) {
-		unlock := e.Locks.Lock(ns, []byte(key))
-		defer unlock()
-		old, found, err := e.GetMeta(ns, []byte(key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
-		var op *Metadata
-		if found {
-			op = &old
-		}
-		b.PutMeta(ns, []byte(key), op, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
-		if _, err := e.Commit(b); err != nil {
-			t.Fatal(err)
-		}
+		commitKey(t, e, ns, key, func(b *Batch, old *Metadata) {
+			b.PutMeta(ns, []byte(key), old, Metadata{Type: TypeString, Value: []byte("v"), ExpireAt: expire})
+		})
 	}
 	put("", "a", 0)
 	put("", "b", 10)
@@ -400,24 +412,7 @@ func TestExternalValues(t *testing.T) {
 	}
 	defer e.Close()
 	key := []byte("k")
-	commit := func(what string, f func(b *Batch, old *Metadata)) int {
-		t.Helper()
-		old, found, err := e.GetMeta("", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var op *Metadata
-		if found {
-			op = &old
-		}
-		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
-		f(b, op)
-		size := len(b.b.Repr())
-		if _, err := e.Commit(b); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return size
-	}
+	commit := func(_ string, f func(b *Batch, old *Metadata)) int { return commitKey(t, e, "", "k", f) }
 	valueRecord := func() bool {
 		t.Helper()
 		_, err := e.getLocked(valueKey("", key))

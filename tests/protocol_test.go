@@ -106,15 +106,19 @@ func TestPipelineOfManyCommands(t *testing.T) {
 	}
 }
 
+// cairnAndRedis are the servers a test checks a behaviour on, Redis to
+// show the test asks for what Redis does.
+var cairnAndRedis = []struct {
+	name  string
+	start func(testing.TB, ...string) *Node
+}{{"cairn", StartCairn}, {"redis", StartRedis}}
+
 // TestRepliesDoNotWaitForTrailingBytes: a whole request is answered at
 // once, whatever follows it in the same packet: an empty line, a "*0", or
 // the start of the next request (which a pipelined group must not wait
 // for). Each connection's replies are read with a hang guard only.
 func TestRepliesDoNotWaitForTrailingBytes(t *testing.T) {
-	for _, srv := range []struct {
-		name  string
-		start func(testing.TB, ...string) *Node
-	}{{"cairn", StartCairn}, {"redis", StartRedis}} {
+	for _, srv := range cairnAndRedis {
 		t.Run(srv.name, func(t *testing.T) {
 			n := srv.start(t)
 			for _, c := range []struct {
@@ -160,10 +164,7 @@ func TestRepliesDoNotWaitForTrailingBytes(t *testing.T) {
 // requests and queues replies, as Redis does. 20,000 ECHOs of 1 KB are
 // ~20 MB each way, far beyond loopback's buffers.
 func TestPipelineSentBeforeReading(t *testing.T) {
-	for _, srv := range []struct {
-		name  string
-		start func(testing.TB, ...string) *Node
-	}{{"cairn", StartCairn}, {"redis", StartRedis}} {
+	for _, srv := range cairnAndRedis {
 		t.Run(srv.name, func(t *testing.T) {
 			n := srv.start(t)
 			r := n.Raw()
