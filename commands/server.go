@@ -46,7 +46,8 @@ func cmdConfigGet(c *Ctx) {
 		return
 	}
 	// As in Redis, an alias (replica-read-only) is a name of its own: a
-	// pattern matching it returns it, with its option's value.
+	// pattern matching it returns it, with its option's value; a name
+	// without wildcards comes back as typed (TIMEOUT), once.
 	var names []string
 	for _, o := range config.Options() {
 		names = append(names, o.Name)
@@ -55,6 +56,13 @@ func cmdConfigGet(c *Ctx) {
 	matched := map[string]bool{}
 	var out []string
 	for _, p := range c.Args[2:] {
+		if !strings.ContainsAny(string(p), "*?[\\") {
+			if n := strings.ToLower(string(p)); slices.Contains(names, n) && !matched[n] {
+				matched[n] = true
+				out = append(out, string(p))
+			}
+			continue
+		}
 		for _, n := range names {
 			if !matched[n] && matchNoCase(string(p), n) {
 				matched[n] = true
@@ -66,7 +74,7 @@ func cmdConfigGet(c *Ctx) {
 	c.W.Map(len(out))
 	for _, n := range out {
 		v, _ := c.Env.Config.Get(n)
-		if n == "notify-keyspace-events" {
+		if strings.EqualFold(n, "notify-keyspace-events") {
 			v = notify.Display(v) // stored losslessly, shown as Redis shows it
 		}
 		c.W.BulkString(n)
