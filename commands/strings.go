@@ -484,16 +484,32 @@ func cmdGetRange(c *Ctx) {
 		c.W.Error(errNotInt)
 		return
 	}
-	k, ok := c.readString(c.Args[1])
+	// Of an out-of-line value only the range is read, under the key's
+	// lock so that its length and bytes come from the same write.
+	key := c.Args[1]
+	k, ok := c.read(key)
+	if ok && k.live && k.m.External() && !c.locked {
+		defer c.lock(key)()
+		k, ok = c.read(key)
+	}
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
-	var s []byte
-	if k.live {
-		s = k.m.Value
+	if k.live && k.m.Type != storage.TypeString {
+		c.W.Error(errWrongType)
+		return
 	}
-	n := int64(len(s))
+	c.lookedUp(key, k.live)
+	var s []byte
+	n := int64(0)
+	partial := k.live && k.m.External() && k.m.Value == nil // read the range alone
+	switch {
+	case partial:
+		n = int64(k.m.Size)
+	case k.live:
+		s = k.m.Value
+		n = int64(len(s))
+	}
 	if start < 0 && end < 0 && start > end {
 		c.W.BulkString("")
 		return
@@ -510,6 +526,15 @@ func cmdGetRange(c *Ctx) {
 	}
 	if start > end || n == 0 {
 		c.W.BulkString("")
+		return
+	}
+	if partial {
+		v, err := c.Env.Store.LoadValueRange(c.ns(), key, &k.m, start, end+1)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		c.W.Bulk(v)
 		return
 	}
 	c.W.Bulk(s[start : end+1])

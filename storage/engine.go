@@ -634,19 +634,30 @@ const metaKeyStack = 96
 // m.Value. A missing record, or one whose length is not m.Size, is an
 // error: the database is inconsistent.
 func (e *Engine) LoadValue(ns string, key []byte, m *Metadata) error {
+	v, err := e.LoadValueRange(ns, key, m, 0, int64(m.Size))
+	if err == nil {
+		m.Value = v
+	}
+	return err
+}
+
+// LoadValueRange is LoadValue for the bytes from to to (exclusive) of the
+// value alone, which it returns (0 <= from <= to <= m.Size).
+func (e *Engine) LoadValueRange(ns string, key []byte, m *Metadata, from, to int64) ([]byte, error) {
 	e.dbMu.RLock()
-	v, err := e.appendLocked(nil, valueKey(ns, key))
-	e.dbMu.RUnlock()
+	defer e.dbMu.RUnlock()
+	v, closer, err := e.db.Get(valueKey(ns, key))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		return fmt.Errorf("storage: key %q: value record missing", key)
+		return nil, fmt.Errorf("storage: key %q: value record missing", key)
 	case err != nil:
-		return fmt.Errorf("storage: key %q: read value: %w", key, err)
-	case uint64(len(v)) != m.Size:
-		return fmt.Errorf("storage: key %q: value record of %d bytes, metadata says %d", key, len(v), m.Size)
+		return nil, fmt.Errorf("storage: key %q: read value: %w", key, err)
 	}
-	m.Value = v
-	return nil
+	defer closer.Close()
+	if uint64(len(v)) != m.Size || from < 0 || from > to || to > int64(len(v)) {
+		return nil, fmt.Errorf("storage: key %q: value record of %d bytes, metadata says %d (range %d..%d)", key, len(v), m.Size, from, to)
+	}
+	return append([]byte(nil), v[from:to]...), nil
 }
 
 // ReadMeta is GetMeta for a caller that does not hold the key's lock (a
