@@ -39,9 +39,10 @@ func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 
 // put adds m as key's new metadata to b with the events the write
 // publishes for key: "new" first when the key did not exist, then codes.
-// k is the key's state as read under its lock. It returns the metadata
-// as written (storage.Batch.PutMeta).
-func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) storage.Metadata {
+// k is the key's state as read under its lock. A transaction's later
+// commands read the metadata as written (an out-of-line value's flag
+// included, which a later write of the key needs as its old state).
+func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) {
 	var buf [4]notify.Code
 	all := buf[:0]
 	if !k.live {
@@ -52,7 +53,6 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	if c.txn != nil {
 		c.txn.put(c.ns(), key, m)
 	}
-	return m
 }
 
 // announce adds key's events codes to b without writing the key (a
