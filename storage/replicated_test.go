@@ -207,16 +207,9 @@ func TestApplyReplicatedKeepsTheBytes(t *testing.T) {
 	var reprs [][]byte
 	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, r) })
 	put := func(key string, val []byte) {
-		old, found, _ := p.GetMeta("", []byte(key))
-		var op *Metadata
-		if found {
-			op = &old
-		}
-		b := p.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
-		b.PutMeta("", []byte(key), op, Metadata{Type: TypeString, Value: val})
-		if _, err := p.Commit(b); err != nil {
-			t.Fatal(err)
-		}
+		commitKey(t, p, "", key, func(b *Batch, old *Metadata) {
+			b.PutMeta("", []byte(key), old, Metadata{Type: TypeString, Value: val})
+		})
 	}
 	big := bytes.Repeat([]byte("x"), 3<<20) // over half the 4 MiB memtable
 	put("a", []byte("1"))

@@ -97,26 +97,20 @@ func TestKeyspaceAvgTTL(t *testing.T) {
 			}
 		}
 	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(pc.Set(cx, "a", "1", 100*time.Second).Err())
-	must(pc.Set(cx, "b", "2", 200*time.Second).Err())
-	must(pc.Set(cx, "c", "3", 0).Err())
+	must(t, pc.Set(cx, "a", "1", 100*time.Second).Err())
+	must(t, pc.Set(cx, "b", "2", 200*time.Second).Err())
+	must(t, pc.Set(cx, "c", "3", 0).Err())
 	expect("two keys with TTLs of 100 and 200 s", 3, 2, 150_000)
-	must(pc.Expire(cx, "a", 400*time.Second).Err())
+	must(t, pc.Expire(cx, "a", 400*time.Second).Err())
 	expect("EXPIRE a 400", 3, 2, 300_000)
-	must(pc.Persist(cx, "b").Err())
+	must(t, pc.Persist(cx, "b").Err())
 	expect("PERSIST b", 3, 1, 400_000)
-	must(pc.Do(cx, "SET", "c", "4", "PXAT", time.Now().Add(1000*time.Second).UnixMilli()).Err())
+	must(t, pc.Do(cx, "SET", "c", "4", "PXAT", time.Now().Add(1000*time.Second).UnixMilli()).Err())
 	expect("SET c PXAT in 1000 s", 3, 2, 700_000)
 	p.Stop()
 	p.Restart()
 	pc = p.Client()
 	expect("a restart of the primary", 3, 2, 700_000)
-	must(pc.Del(cx, "a", "c").Err())
+	must(t, pc.Del(cx, "a", "c").Err())
 	expect("DEL a c", 1, 0, 0)
 }

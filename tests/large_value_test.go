@@ -16,25 +16,19 @@ func TestLargeValues(t *testing.T) {
 	pc, rc := p.Client(), r.Client()
 	cx := ctx(t)
 	big := strings.Repeat("0123456789", 200_000) // 2 MB
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(pc.Set(cx, "big", big, 0).Err())
-	must(pc.Expire(cx, "big", time.Hour).Err())
-	must(pc.Persist(cx, "big").Err())
-	must(pc.Expire(cx, "big", 2*time.Hour).Err())
-	must(pc.Append(cx, "big", "tail").Err())
-	must(pc.SetRange(cx, "big", 0, "head").Err())
+	must(t, pc.Set(cx, "big", big, 0).Err())
+	must(t, pc.Expire(cx, "big", time.Hour).Err())
+	must(t, pc.Persist(cx, "big").Err())
+	must(t, pc.Expire(cx, "big", 2*time.Hour).Err())
+	must(t, pc.Append(cx, "big", "tail").Err())
+	must(t, pc.SetRange(cx, "big", 0, "head").Err())
 	want := "head" + big[4:] + "tail"
-	must(pc.Copy(cx, "big", "copy", 0, false).Err())
-	must(pc.Rename(cx, "copy", "moved").Err())
-	must(pc.Set(cx, "shrunk", big, 0).Err())
-	must(pc.Set(cx, "shrunk", "small", 0).Err())
-	must(pc.Set(cx, "gone", big, 0).Err())
-	must(pc.Del(cx, "gone").Err())
+	must(t, pc.Copy(cx, "big", "copy", 0, false).Err())
+	must(t, pc.Rename(cx, "copy", "moved").Err())
+	must(t, pc.Set(cx, "shrunk", big, 0).Err())
+	must(t, pc.Set(cx, "shrunk", "small", 0).Err())
+	must(t, pc.Set(cx, "gone", big, 0).Err())
+	must(t, pc.Del(cx, "gone").Err())
 	check := func(where string) {
 		t.Helper()
 		c := pc
