@@ -463,6 +463,15 @@ func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 // error reply and returns ok=false when the key holds another type or
 // cannot be read.
 func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
+	if k, ok = c.readStringMeta(key); !ok {
+		return k, false
+	}
+	return k, c.loadValue(key, &k)
+}
+
+// readStringMeta is readString without reading an out-of-line value
+// (for commands that need its length or a part of it).
+func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {
 	if k, ok = c.read(key); !ok {
 		return k, false
 	}
@@ -470,7 +479,7 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 		c.W.Error(errWrongType)
 		return k, false
 	}
-	return k, c.loadValue(key, &k)
+	return k, true
 }
 
 // loadValue reads the out-of-line value of a live string key read by

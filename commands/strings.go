@@ -413,12 +413,8 @@ func cmdAppend(c *Ctx) {
 func cmdStrlen(c *Ctx) {
 	// The length of an out-of-line value is in its metadata: no need to
 	// read the value.
-	k, ok := c.read(c.Args[1])
+	k, ok := c.readStringMeta(c.Args[1])
 	if !ok {
-		return
-	}
-	if k.live && k.m.Type != storage.TypeString {
-		c.W.Error(errWrongType)
 		return
 	}
 	c.lookedUp(c.Args[1], k.live)
@@ -487,16 +483,12 @@ func cmdGetRange(c *Ctx) {
 	// Of an out-of-line value only the range is read, under the key's
 	// lock so that its length and bytes come from the same write.
 	key := c.Args[1]
-	k, ok := c.read(key)
+	k, ok := c.readStringMeta(key)
 	if ok && k.live && k.m.External() && !c.locked {
 		defer c.lock(key)()
-		k, ok = c.read(key)
+		k, ok = c.readStringMeta(key)
 	}
 	if !ok {
-		return
-	}
-	if k.live && k.m.Type != storage.TypeString {
-		c.W.Error(errWrongType)
 		return
 	}
 	c.lookedUp(key, k.live)
