@@ -145,21 +145,10 @@ func cmdLatencyHistogram(c *Ctx) {
 		specs = allSpecs()
 	}
 	for _, a := range c.Args[2:] {
-		name := lower(a)
-		parent, sub, isSub := strings.Cut(name, "|")
-		s := table[parent]
-		switch {
+		switch s := lookupFull(string(a)); {
 		case s == nil:
-		case isSub:
-			if s.Subcommands[sub] != nil {
-				specs = append(specs, s.Subcommands[sub])
-			}
-		case s.Subcommands != nil:
-			for _, sub := range allSpecs() {
-				if sub.parent == s {
-					specs = append(specs, sub)
-				}
-			}
+		case s.Subcommands != nil && s.parent == nil:
+			specs = append(specs, sortedSubcommands(s)...)
 		default:
 			specs = append(specs, s)
 		}
