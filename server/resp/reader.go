@@ -185,6 +185,15 @@ type Reader struct {
 	rerr error
 	// err is the sticky error returned by every call after a failure.
 	err error
+
+	// fills counts the reads into the buffer: the bytes of buf[r:w] stay
+	// as they are until the next one.
+	fills uint64
+	// has memoizes HasCommand's answer for the buffer state hasAt (r,
+	// fills and the auth wall): a server asks again before it reads,
+	// with nothing consumed in between.
+	has   bool
+	hasAt [3]uint64
 }
 
 // NewReader returns a Reader that reads requests from rd and accepts bulk
@@ -219,9 +228,21 @@ func (r *Reader) Buffered() int { return r.w - r.r }
 // ahead of a pipeline, and flushes its replies when it is false, since
 // the next read may wait for the client.
 func (r *Reader) HasCommand() bool {
-	if r.err != nil {
+	if r.err != nil || r.r == r.w {
 		return false
 	}
+	at := [3]uint64{uint64(r.r), r.fills + 1, 0}
+	if r.authWall {
+		at[2] = 1
+	}
+	if at != r.hasAt {
+		r.has, r.hasAt = r.hasCommand(), at
+	}
+	return r.has
+}
+
+// hasCommand is HasCommand without the memo.
+func (r *Reader) hasCommand() bool {
 	buf := r.buf[r.r:r.w]
 	for len(buf) > 0 {
 		var n int
@@ -567,6 +588,7 @@ func indexTermOrNUL(b []byte, term byte) int {
 // fill reads at least one more byte into the buffer, moving or growing it
 // when it is full.
 func (r *Reader) fill() error {
+	r.fills++
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 	}
