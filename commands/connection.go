@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // RedisVersion is the Redis level whose behaviour Cairn implements; HELLO
@@ -24,13 +25,21 @@ func init() {
 		&Spec{Name: "select", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Group: "connection", Since: "1.0.0", Summary: "Changes the selected database.", Handler: cmdSelect},
 		&Spec{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands.", Handler: nil,
 			Subcommands: map[string]*Spec{
-				"id":      {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Handler: cmdClientID},
-				"setname": {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Sets the connection name.", Handler: cmdClientSetName},
-				"getname": {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: cmdClientGetName},
-				"list":    {Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Lists open connections.", Handler: cmdClientList},
-				"info":    {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about the connection.", Handler: cmdClientInfo},
-				"kill":    {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Terminates open connections.", Handler: cmdClientKill},
-				"help":    {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdClientHelp},
+				"id":           {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Handler: cmdClientID},
+				"setname":      {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Sets the connection name.", Handler: cmdClientSetName},
+				"getname":      {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: cmdClientGetName},
+				"list":         {Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Lists open connections.", Handler: cmdClientList},
+				"info":         {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about the connection.", Handler: cmdClientInfo},
+				"kill":         {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Terminates open connections.", Handler: cmdClientKill},
+				"help":         {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdClientHelp},
+				"reply":        {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Handler: cmdClientReply},
+				"pause":        {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.9.50", Summary: "Suspends commands processing.", Handler: cmdClientPause},
+				"unpause":      {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Handler: cmdClientUnpause},
+				"no-evict":     {Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: cmdClientNoEvict},
+				"unblock":      {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Handler: cmdClientUnblock},
+				"getredir":     {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Handler: cmdClientGetRedir},
+				"trackinginfo": {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about server-assisted client-side caching for the connection.", Handler: cmdClientTrackingInfo},
+				"caching":      {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Instructs the server whether to track the keys in the next request.", Handler: cmdClientCaching},
 			}},
 	)
 }
@@ -401,6 +410,123 @@ func (c *Ctx) kill(cl *Client) {
 	}
 }
 
+// cmdClientReply sets the connection's reply mode; Dispatch drops the
+// replies. OFF and SKIP reply nothing themselves.
+func cmdClientReply(c *Ctx) {
+	cl := c.Client
+	switch lower(c.Args[2]) {
+	case "on":
+		cl.replyOff, cl.replySkipNext = false, false
+		c.W.OK()
+	case "off":
+		cl.replyOff = true
+	case "skip":
+		if !cl.replyOff {
+			cl.replySkipNext = true
+		}
+	default:
+		c.W.Error(errSyntax)
+	}
+}
+
+// maxPause bounds a CLIENT PAUSE timeout so that the end time stays
+// representable; it is longer than any server runs.
+const maxPause = 100 * 365 * 24 * time.Hour
+
+func cmdClientPause(c *Ctx) {
+	if len(c.Args) > 4 {
+		c.errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try CLIENT HELP.", c.Args[1])
+		return
+	}
+	all := true
+	if len(c.Args) == 4 {
+		switch lower(c.Args[3]) {
+		case "write":
+			all = false
+		case "all":
+		default:
+			c.W.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+			return
+		}
+	}
+	ms, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.W.Error("ERR timeout is negative")
+		return
+	}
+	d := maxPause
+	if ms < int64(maxPause/time.Millisecond) {
+		d = time.Duration(ms) * time.Millisecond
+	}
+	c.Env.pause.pause(c.Now.Add(d), all, c.Client.passedGate)
+	c.W.OK()
+}
+
+func cmdClientUnpause(c *Ctx) {
+	c.Env.pause.unpause()
+	c.W.OK()
+}
+
+// cmdClientNoEvict records the flag: Cairn never evicts clients
+// (maxmemory-clients), so it only shows in CLIENT LIST.
+func cmdClientNoEvict(c *Ctx) {
+	switch lower(c.Args[2]) {
+	case "on":
+		c.Client.noEvict.Store(true)
+	case "off":
+		c.Client.noEvict.Store(false)
+	default:
+		c.W.Error(errSyntax)
+		return
+	}
+	c.W.OK()
+}
+
+// cmdClientUnblock replies 0: Cairn has no blocking commands, and a client
+// waiting for CLIENT PAUSE cannot be unblocked (Redis 7.0.15 crashes on
+// that).
+func cmdClientUnblock(c *Ctx) {
+	if len(c.Args) > 4 {
+		c.errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try CLIENT HELP.", c.Args[1])
+		return
+	}
+	if len(c.Args) == 4 {
+		if r := lower(c.Args[3]); r != "timeout" && r != "error" {
+			c.W.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	if _, ok := c.intArg(2); !ok {
+		return
+	}
+	c.W.Int(0)
+}
+
+// Cairn has no client-side caching (CLIENT TRACKING is refused), so the
+// tracking subcommands answer as Redis does for a connection with
+// tracking off.
+
+func cmdClientGetRedir(c *Ctx) { c.W.Int(-1) }
+
+func cmdClientTrackingInfo(c *Ctx) {
+	c.W.Map(3)
+	c.W.BulkString("flags")
+	c.W.Set(1)
+	c.W.BulkString("off")
+	c.W.BulkString("redirect")
+	c.W.Int(-1)
+	c.W.BulkString("prefixes")
+	c.W.Array(0)
+}
+
+func cmdClientCaching(c *Ctx) {
+	c.W.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+}
+
 func cmdClientHelp(c *Ctx) {
 	help(c, "CLIENT", []string{
 		"GETNAME", "    Return the name of the current connection.",
@@ -409,7 +535,13 @@ func cmdClientHelp(c *Ctx) {
 		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
 		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
 		"LIST [options ...]", "    Return information about client connections. Options: TYPE (normal|master|replica|pubsub), ID <id> [...].",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction (Cairn never evicts clients).",
+		"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client (Cairn has no blocking commands: 0).",
+		"UNPAUSE", "    Stop the current client pause, resuming traffic.",
+		"CACHING, GETREDIR, TRACKINGINFO", "    Reply as for a connection without tracking; CLIENT TRACKING is not supported.",
 	})
 }
 

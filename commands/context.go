@@ -131,6 +131,7 @@ type Env struct {
 	Faults *Faults
 
 	cursors cursorTable
+	pause   clientPause
 	nsMu    sync.Mutex // serializes NAMESPACE changes
 }
 
@@ -158,6 +159,9 @@ type Client struct {
 
 	// Kill closes the connection from another goroutine.
 	Kill func()
+	// Closed, when set, is closed once the connection is: a command
+	// waiting for CLIENT PAUSE to end gives up then.
+	Closed <-chan struct{}
 
 	// Subscriber is the connection's receiving end in the Pub/Sub hub.
 	Subscriber pubsub.Subscriber
@@ -191,6 +195,18 @@ type Client struct {
 	multi   *multiState
 	watched []watchedKey
 	group   *txnBatch
+	// replyOff, replySkip and replySkipNext are CLIENT REPLY's state:
+	// the replies of every command are dropped while replyOff is set,
+	// those of the one command run while replySkip is set, and
+	// replySkipNext (CLIENT REPLY SKIP) becomes replySkip for the next
+	// command.
+	replyOff, replySkip, replySkipNext bool
+	// passedGate is set while the running command is counted in flight
+	// by the CLIENT PAUSE gate.
+	passedGate bool
+	// blocked is set while a command waits for CLIENT PAUSE to end, and
+	// noEvict by CLIENT NO-EVICT; CLIENT LIST shows them as flags b and e.
+	blocked, noEvict atomic.Bool
 	// errorMark is the connection's Writer.Errors when its running
 	// command started (EXEC moves it past its queued commands' errors).
 	errorMark int64
@@ -258,6 +274,12 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	multi := c.multiQueued.Load() - 1 // -1 outside MULTI
 	if multi >= 0 {
 		flags += "x"
+	}
+	if c.blocked.Load() {
+		flags += "b"
+	}
+	if c.noEvict.Load() {
+		flags += "e"
 	}
 	if flags == "" {
 		flags = "N"
@@ -418,7 +440,10 @@ func (c *Ctx) state(m storage.Metadata, found bool) keyState {
 
 // reclaims reports whether this node deletes expired keys it meets: only
 // a primary does; a replica hides them and waits for the primary's delete.
-func (c *Ctx) reclaims() bool { return c.Env.Repl == nil || !c.Env.Repl.IsReplica() }
+// While CLIENT PAUSE lasts, a primary does not either, as in Redis.
+func (c *Ctx) reclaims() bool {
+	return (c.Env.Repl == nil || !c.Env.Repl.IsReplica()) && !c.Env.pause.paused()
+}
 
 // reclaim deletes the expired key k and publishes "expired" for it. A
 // command holding the key's lock reclaims in a commit of its own (or, in

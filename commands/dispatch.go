@@ -16,7 +16,28 @@ import (
 // commandstats calls (failed ones, those that replied an error, apart),
 // one refused by a check in its commandstats rejected_calls, and one
 // queued by MULTI in neither (EXEC counts it when it runs).
+//
+// It also applies CLIENT REPLY (dropping the replies of a command run
+// while replies are off or skipped) and CLIENT PAUSE (waiting before a
+// command the pause holds back; a command of a pipelined group passed the
+// pause with its group).
 func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
+	mark := w.Len()
+	ran := e.dispatch(cl, w, args)
+	if (cl.replyOff || cl.replySkip) && (ran == nil || !pushReplies[ran.Name]) {
+		w.Truncate(mark)
+	}
+	cl.replySkip, cl.replySkipNext = cl.replySkipNext, false
+}
+
+// pushReplies are the commands whose replies are pushes (subscription
+// confirmations), which Redis 7.0 sends even while CLIENT REPLY is off.
+var pushReplies = map[string]bool{"subscribe": true, "psubscribe": true, "ssubscribe": true,
+	"unsubscribe": true, "punsubscribe": true, "sunsubscribe": true}
+
+// dispatch is Dispatch without CLIENT REPLY; it returns the command that
+// ran, nil when none did (refused, queued, or given up while paused).
+func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	now := time.Now()
 	// reject replies with a refusal, counted against spec when there is
 	// one; inside MULTI it also dooms the transaction, as Redis's
@@ -33,52 +54,65 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	spec := Lookup(args[0])
 	if spec == nil {
 		reject(nil, unknownCommand(args))
-		return
+		return nil
 	}
 	if !spec.ArityOK(len(args)) {
 		reject(spec, fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
-		return
+		return nil
 	}
 	if spec.Subcommands != nil && (len(args) > 1 || spec.Handler == nil) {
 		sub := spec.Subcommands[strings.ToLower(string(args[1]))]
 		if sub == nil {
 			reject(nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(args[1], 128), strings.ToUpper(spec.Name)))
-			return
+			return nil
 		}
 		if !sub.ArityOK(len(args)) {
 			reject(sub, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.FullName()))
-			return
+			return nil
 		}
 		spec = sub
 	}
 	if !cl.Authed && spec.Flags&FlagNoAuth == 0 {
 		reject(spec, errNoAuth)
-		return
+		return nil
 	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
 		reject(spec, "ERR Command not allowed inside a transaction")
-		return
+		return nil
 	}
 	if cl.subs > 0 && cl.Proto() == 2 && !subscribedModeAllowed[spec.parentName()] {
 		reject(spec, subscribedModeError(spec.FullName()))
-		return
+		return nil
 	}
 	if e.Repl != nil && e.Repl.IsReplica() {
 		if spec.Flags&FlagWrite != 0 {
 			reject(spec, errReadOnly)
-			return
+			return nil
 		}
 		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
 			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
 				reject(spec, errMasterDown)
-				return
+				return nil
 			}
 		}
 	}
 	cl.Touch(spec.FullName(), now)
+	if cl.group == nil {
+		ok, waited := e.pause.enter(cl, pauseHolds(spec, cl))
+		if !ok {
+			return nil // closed or stopping while paused: the command never runs
+		}
+		if waited {
+			// Checked again, as Redis processes a postponed command
+			// again: the node may have become a replica meanwhile.
+			e.pause.leave(cl)
+			return e.dispatch(cl, w, args)
+		}
+		defer e.pause.leave(cl)
+	}
 	if cl.multi != nil && !immediateInMulti[spec.parentName()] {
 		cl.queue(spec, args, w)
-		return
+		return nil
 	}
 	// The client's one Ctx is reused: a command's context lives only
 	// while its handler runs, and a client runs one command at a time.
@@ -92,6 +126,7 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	// it replied one of its own (EXECABORT), as in Redis.
 	spec.stats.record(time.Since(now), w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
+	return spec
 }
 
 // maxReusedEvents bounds the event slices a client's Ctx keeps from one

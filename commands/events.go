@@ -138,6 +138,14 @@ func (c *Ctx) publishEvents() {
 	c.events = c.events[:0]
 }
 
+// Paused reports whether a CLIENT PAUSE is in effect; the active expiry
+// cycle does not run while one is.
+func (e *Env) Paused() bool { return e.pause.paused() }
+
+// StopClientPause ends any CLIENT PAUSE for good: commands waiting for it
+// are dropped unrun. The server calls it when it stops.
+func (e *Env) StopClientPause() { e.pause.stop() }
+
 // ExpireSlice runs one slice of the active expiry cycle (a primary's
 // server calls it): up to limit expired keys are deleted, each publishing
 // "expired" after its commit and carrying it to replicas when the class is

@@ -25,8 +25,8 @@ func init() {
 		ps("punsubscribe", -1, subFlags, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", cmdPUnsubscribe),
 		sharded(ps("ssubscribe", -2, subFlags, "7.0.0", "Listens for messages published to shard channels.", cmdSSubscribe), -1),
 		sharded(ps("sunsubscribe", -1, subFlags, "7.0.0", "Stops listening to messages posted to shard channels.", cmdSUnsubscribe), -1),
-		ps("publish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast, "2.0.0", "Posts a message to a channel.", cmdPublish),
-		sharded(ps("spublish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast, "7.0.0", "Post a message to a shard channel", cmdSPublish), 1),
+		ps("publish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast|FlagMayReplicate, "2.0.0", "Posts a message to a channel.", cmdPublish),
+		sharded(ps("spublish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast|FlagMayReplicate, "7.0.0", "Post a message to a shard channel", cmdSPublish), 1),
 		&Spec{Name: "pubsub", Arity: -2, Group: "pubsub", Since: "2.8.0", Summary: "A container for Pub/Sub commands.",
 			Subcommands: map[string]*Spec{
 				"channels":      {Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Returns the active channels.", Handler: cmdPubSubChannels},

@@ -226,7 +226,7 @@ func (c *Ctx) infoSection(name string) string {
 		field("connected_clients", e.Clients.Len())
 		field("pubsub_clients", e.PubSub.Stats().Clients)
 		field("maxclients", e.Config.Int("maxclients"))
-		field("blocked_clients", 0)
+		field("blocked_clients", e.pause.waiting.Load())
 	case "memory":
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

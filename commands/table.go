@@ -34,6 +34,10 @@ const (
 	FlagSkipSlowlog
 	FlagNoMulti
 	FlagNoAsyncLoading
+	// FlagMayReplicate marks a command that is not a write but that Redis
+	// propagates (PUBLISH): CLIENT PAUSE WRITE holds it back. Redis 7.0's
+	// COMMAND INFO does not list it, so neither does Cairn's.
+	FlagMayReplicate
 )
 
 var flagNames = []struct {

@@ -35,6 +35,15 @@ type multiState struct {
 	dirty  bool
 }
 
+// flags returns the union of the queued commands' flags.
+func (m *multiState) flags() Flag {
+	var f Flag
+	for _, q := range m.queued {
+		f |= q.spec.Flags
+	}
+	return f
+}
+
 type queuedCommand struct {
 	spec *Spec
 	args [][]byte
@@ -98,11 +107,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	write := false
-	for _, q := range m.queued {
-		write = write || q.spec.Flags&FlagWrite != 0
-	}
-	if write && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+	if m.flags()&FlagWrite != 0 && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
 		// The node became a replica after the writes were queued.
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
@@ -415,8 +420,9 @@ func Groupable(args [][]byte) bool {
 // sees a state between them; their events are published after that
 // commit, in order. Pebble then pays one commit for the group instead of
 // one per write. A failed commit applies nothing and fails every request.
-// Groups with fewer than two writes, a client in MULTI or subscribed, and
-// a replica run the requests one by one.
+// Groups with fewer than two writes, a client in MULTI or subscribed or
+// with replies off (CLIENT REPLY), and a replica run the requests one by
+// one.
 func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	writes := 0
 	for _, args := range reqs {
@@ -424,12 +430,26 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 			writes++
 		}
 	}
-	if writes < 2 || cl.multi != nil || cl.subs > 0 || !cl.Authed || (e.Repl != nil && e.Repl.IsReplica()) {
+	if writes < 2 || cl.multi != nil || cl.subs > 0 || !cl.Authed || cl.replyOff || cl.replySkip ||
+		(e.Repl != nil && e.Repl.IsReplica()) {
 		for _, args := range reqs {
 			e.Dispatch(cl, w, args)
 		}
 		return
 	}
+	// The group passes CLIENT PAUSE as one write, before it takes any
+	// lock: a client waiting for a pause holds none.
+	cl.Touch(Lookup(reqs[0][0]).FullName(), time.Now())
+	ok, waited := e.pause.enter(cl, true)
+	if !ok {
+		return
+	}
+	if waited {
+		e.pause.leave(cl)
+		e.DispatchGroup(cl, w, reqs) // checked again: the node may be a replica now
+		return
+	}
+	defer e.pause.leave(cl)
 	var keys [][]byte
 	for _, args := range reqs {
 		keys = append(keys, Lookup(args[0]).Keys(args)...)

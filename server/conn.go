@@ -50,6 +50,7 @@ type conn struct {
 	scope atomic.Pointer[clientScope]
 
 	closeOnce sync.Once
+	closed    chan struct{} // closed by close
 }
 
 type clientScope struct {
@@ -77,7 +78,7 @@ func (c *conn) refreshScope() {
 func (c *conn) Deliver(m *pubsub.Message) { c.ob.deliver(m.Frame(c.client.Proto())) }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, sock: sockio.Wrap(nc), w: resp.NewWriter()}
+	c := &conn{s: s, nc: nc, sock: sockio.Wrap(nc), w: resp.NewWriter(), closed: make(chan struct{})}
 	c.w.OnError = s.env.Stats.NoteError
 	cl := &commands.Client{
 		ID:      s.env.Clients.NextID(),
@@ -86,6 +87,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		FD:      connFD(nc),
 		Created: time.Now(),
 		Kill:    c.close,
+		Closed:  c.closed,
 	}
 	cl.Subscriber = c
 	cl.CanHandoff = true
@@ -111,7 +113,12 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 // close closes the socket; the serving goroutine then exits.
-func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.nc.Close()
+	})
+}
 
 // interrupt wakes a connection blocked in a read so it notices shutdown;
 // a command already running finishes and its reply is written first.
@@ -182,8 +189,9 @@ func (c *conn) serve() {
 		}
 		// Replies wait while the next request is already here (a
 		// pipeline answered with one write); before a read that may
-		// wait for the client, they go out.
-		if !c.r.HasCommand() || c.w.Len() >= flushThreshold {
+		// wait for the client, they go out, and so they do while CLIENT
+		// PAUSE lasts, for the next command may wait for its end.
+		if !c.r.HasCommand() || c.w.Len() >= flushThreshold || env.Paused() {
 			c.yieldToFeeders()
 			if !c.flush() {
 				return
@@ -226,12 +234,14 @@ func (c *conn) read() ([][]byte, error) {
 
 // dispatchPipelined runs args, together with the requests the client has
 // already pipelined behind it when they can share one batch
-// (commands.Groupable): a pipeline of writes then costs one commit. Only
+// (commands.Groupable): a pipeline of writes then costs one commit. While
+// CLIENT PAUSE lasts, requests run one by one, so that the replies of
+// those before a waiting write go out before it waits. Only
 // whole requests already buffered join (a group never waits for the
 // client); the first request that cannot join, or a read error, is kept
 // for the next read.
 func (c *conn) dispatchPipelined(args [][]byte) bool {
-	if c.ob != nil || !c.r.HasCommand() || !commands.Groupable(args) {
+	if c.ob != nil || !c.r.HasCommand() || !commands.Groupable(args) || c.s.env.Paused() {
 		return c.dispatch(args)
 	}
 	reqs := [][][]byte{args}

@@ -108,6 +108,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		s.closing.Store(true)
 		close(s.done)
+		s.env.StopClientPause()
 		s.closeListeners()
 		s.mu.Lock()
 		for c := range s.live {
@@ -239,6 +240,9 @@ func (s *Server) expireLoop() {
 		s.env.Stats.Sample(time.Now())
 		if s.env.Repl != nil && s.env.Repl.IsReplica() {
 			continue // replicas wait for their primary's deletes
+		}
+		if s.env.Paused() {
+			continue // CLIENT PAUSE stops expiry, as in Redis
 		}
 		deadline := time.Now().Add(period / 4)
 		for time.Now().Before(deadline) {

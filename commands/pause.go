@@ -1,0 +1,189 @@
+package commands
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// clientPause is the state of CLIENT PAUSE. While a pause lasts, commands
+// of client connections that it holds back (every command in ALL mode,
+// those that write in WRITE mode) wait before they run, and the node
+// neither expires keys actively nor reclaims the expired keys reads meet,
+// as in Redis: a failover can then compare replication offsets that no
+// longer move. Replication links never pass through it.
+//
+// CLIENT PAUSE must not return while a write that passed the gate is still
+// running, or that write would commit after the pause began: writers count
+// themselves in inflight before they look at active, and the pauser sets
+// active before it waits for inflight to drain (both sequentially
+// consistent atomics, so one of them sees the other).
+type clientPause struct {
+	active   atomic.Bool  // a pause may be in effect (until has the final say)
+	stopped  atomic.Bool  // the server is stopping: nobody waits any more
+	inflight atomic.Int64 // commands past the gate that a WRITE pause holds back
+	waiting  atomic.Int64 // commands waiting at the gate, for INFO blocked_clients
+
+	mu      sync.Mutex
+	until   time.Time
+	all     bool          // ALL mode; WRITE otherwise
+	changed chan struct{} // closed and replaced when the pause changes
+}
+
+// pauseHolds reports whether a WRITE pause holds back spec's command for
+// cl (an ALL pause holds back every command): a write or PUBLISH, or EXEC
+// with one of them queued.
+func pauseHolds(spec *Spec, cl *Client) bool {
+	const held = FlagWrite | FlagMayReplicate
+	if spec.Flags&held != 0 {
+		return true
+	}
+	return spec.Name == "exec" && cl.multi != nil && cl.multi.flags()&held != 0
+}
+
+// pauseState is a snapshot of the pause: in effect or not (ok), until
+// when and in which mode, the channel that its next change closes, and
+// whether the server is stopping.
+type pauseState struct {
+	until   time.Time
+	all     bool
+	ok      bool
+	stopped bool
+	changed chan struct{}
+}
+
+// state returns the pause in effect (an expired one is ended here).
+func (p *clientPause) state() pauseState {
+	if p.stopped.Load() {
+		return pauseState{stopped: true}
+	}
+	if !p.active.Load() {
+		return pauseState{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !time.Now().Before(p.until) {
+		p.endLocked()
+		return pauseState{}
+	}
+	return pauseState{until: p.until, all: p.all, ok: true, changed: p.changed}
+}
+
+// paused reports whether a pause is in effect: expiry waits while it is.
+func (p *clientPause) paused() bool {
+	return p.state().ok
+}
+
+// pause starts or extends a pause: as in Redis, the later end and the
+// stricter mode of the current pause and the new one win. It returns once
+// no command that the pause holds back is still running, except self,
+// the command issuing the pause when it counts as one (inside EXEC).
+func (p *clientPause) pause(until time.Time, all, self bool) {
+	p.mu.Lock()
+	if !p.active.Load() || !time.Now().Before(p.until) {
+		p.until, p.all = until, all
+	} else {
+		if until.After(p.until) {
+			p.until = until
+		}
+		p.all = p.all || all
+	}
+	p.active.Store(true)
+	p.signalLocked()
+	p.mu.Unlock()
+	var own int64
+	if self {
+		own = 1
+	}
+	for p.inflight.Load() > own && time.Now().Before(until) {
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// unpause ends the pause at once (CLIENT UNPAUSE).
+func (p *clientPause) unpause() {
+	p.mu.Lock()
+	p.endLocked()
+	p.mu.Unlock()
+}
+
+// stop ends the pause for good: the server is shutting down, and the
+// commands still waiting are dropped (enter returns false).
+func (p *clientPause) stop() {
+	p.mu.Lock()
+	p.stopped.Store(true)
+	p.endLocked()
+	p.mu.Unlock()
+}
+
+func (p *clientPause) endLocked() {
+	if p.active.Load() {
+		p.active.Store(false)
+		p.signalLocked()
+	}
+}
+
+// signalLocked wakes the waiters so they look at the pause again.
+func (p *clientPause) signalLocked() {
+	if p.changed != nil {
+		close(p.changed)
+	}
+	p.changed = make(chan struct{})
+}
+
+// enter lets a command of cl through the gate; write says whether a
+// WRITE pause holds it back (pauseHolds). While a pause holds it back it
+// waits, flagged as blocked for CLIENT LIST, until the pause ends (waited
+// is then true), or until the client is closed or the server stops (ok is
+// then false, and the command must not run). A write it lets through is
+// counted in flight until leave.
+func (p *clientPause) enter(cl *Client, write bool) (ok, waited bool) {
+	if write {
+		p.inflight.Add(1)
+	}
+	for {
+		st := p.state()
+		if !st.stopped && (!st.ok || !(st.all || write)) {
+			cl.passedGate = write
+			return true, waited
+		}
+		if write {
+			p.inflight.Add(-1)
+		}
+		if st.stopped || !p.wait(cl, st) {
+			return false, waited
+		}
+		waited = true
+		if write {
+			p.inflight.Add(1)
+		}
+	}
+}
+
+// leave ends what enter counted for cl's command.
+func (p *clientPause) leave(cl *Client) {
+	if cl.passedGate {
+		cl.passedGate = false
+		p.inflight.Add(-1)
+	}
+}
+
+// wait blocks cl until the pause st changes or ends; it reports false
+// when the client is closed.
+func (p *clientPause) wait(cl *Client, st pauseState) bool {
+	p.waiting.Add(1)
+	cl.blocked.Store(true)
+	defer func() {
+		cl.blocked.Store(false)
+		p.waiting.Add(-1)
+	}()
+	t := time.NewTimer(time.Until(st.until))
+	defer t.Stop()
+	select {
+	case <-st.changed:
+	case <-t.C:
+	case <-cl.Closed:
+		return false
+	}
+	return true
+}
