@@ -1203,3 +1203,52 @@ func TestReplicationReadsNeverGoBackwards(t *testing.T) {
 		t.Errorf("the replica connected %d times; the cuts did not take", proxy.Accepted())
 	}
 }
+
+// TestReplicationFailoverWithClientPause: the failover CLIENT PAUSE is for.
+// The primary pauses writes while a writer keeps writing; once the
+// replica's offset equals the primary's, the replica is promoted and the
+// old primary follows it. The write that waited for the pause is then
+// refused as written to a replica, not applied behind the new primary's
+// back, and both nodes end with the same data.
+func TestReplicationFailoverWithClientPause(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "f", 500)
+	w := startWriter(pc, "w")
+	w.waitWrites(t, 100)
+
+	admin := p.Raw()
+	if got := admin.Do("CLIENT", "PAUSE", "60000", "WRITE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE = %q", got)
+	}
+	late := p.Raw()
+	late.Send("SET late 1\r\n")
+	waitBlocked(t, p, 2) // the writer's next SET and this one
+	// Nothing moves the primary's offset now; the replica catches up.
+	offset := stat(t, pc, "replication", "master_repl_offset")
+	waitCaughtUp(t, pc, rc)
+	if now := stat(t, pc, "replication", "master_repl_offset"); now != offset {
+		t.Fatalf("the primary's offset moved from %d to %d during the pause", offset, now)
+	}
+
+	must(t, rc.Do(cx, "REPLICAOF", "NO", "ONE").Err())
+	must(t, pc.Do(cx, "REPLICAOF", "127.0.0.1", strconv.Itoa(r.Port)).Err())
+	if got := admin.Do("CLIENT", "UNPAUSE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT UNPAUSE = %q", got)
+	}
+	if got := late.Reply(); got != "-READONLY You can't write against a read only replica.\r\n" {
+		t.Fatalf("the SET that waited for the pause = %q", got)
+	}
+	close(w.stop)
+	if err := <-w.done; err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Fatalf("the writer's waiting SET: %v, want READONLY", err)
+	}
+	must(t, rc.Set(cx, "after", "1", 0).Err())
+	waitCaughtUp(t, rc, pc)
+	compareData(t, "old primary following the promoted replica", rc, pc)
+	if n, err := rc.Exists(cx, "late").Result(); err != nil || n != 0 {
+		t.Fatalf("EXISTS late on the new primary = %d, %v", n, err)
+	}
+}
