@@ -412,6 +412,16 @@ func (c *Ctx) read(key []byte) (k keyState, ok bool) {
 // primary, a key found logically expired is reclaimed first, as Redis's
 // lookups do: it is deleted with an "expired" event and reported missing.
 func (c *Ctx) lookup(key []byte) (keyState, error) {
+	k, err := c.lookupRaw(key)
+	if err == nil && k.raw && !k.live && c.reclaims() {
+		return c.reclaim(key, k)
+	}
+	return k, err
+}
+
+// lookupRaw is lookup without the reclaim: an expired key is reported as
+// found (raw) but not live.
+func (c *Ctx) lookupRaw(key []byte) (keyState, error) {
 	var m storage.Metadata
 	var found bool
 	if st, ok := c.txn.get(c.ns(), key); ok {
@@ -426,11 +436,7 @@ func (c *Ctx) lookup(key []byte) (keyState, error) {
 			return keyState{}, err
 		}
 	}
-	k := c.state(m, found)
-	if k.raw && !k.live && c.reclaims() {
-		return c.reclaim(key, k)
-	}
-	return k, nil
+	return c.state(m, found), nil
 }
 
 // state is the keyState of a metadata record read at the command's time.

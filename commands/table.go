@@ -58,7 +58,7 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 	"connection", "transaction", "scripting"}
 
 // groupCategory is the ACL category a command's group gives it.
-var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection",
+var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
 	"transactions": "transaction"}
 
 // ACLCategories returns the command's ACL categories (without the '@'),

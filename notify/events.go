@@ -24,6 +24,7 @@ const (
 	CodeRenameTo
 	CodeCopyTo
 	CodeKeyMiss
+	CodeSetBit
 	codeCount
 )
 
@@ -46,6 +47,7 @@ var codeInfo = [codeCount]struct {
 	CodeRenameTo:    {"rename_to", Generic},
 	CodeCopyTo:      {"copy_to", Generic},
 	CodeKeyMiss:     {"keymiss", KeyMiss},
+	CodeSetBit:      {"setbit", String},
 }
 
 // Valid reports whether c is a code this build knows.

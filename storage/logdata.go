@@ -54,6 +54,13 @@ const (
 	CmdFormat // the format-version record written at creation
 )
 
+// Bitmap commands' codes come after CmdPublish, which took 32.
+const (
+	CmdSetBit Command = iota + 33
+	CmdBitOp
+	CmdBitField
+)
+
 // LogData flags.
 const (
 	// LogFlagNotify marks a batch whose command's event class was enabled in

@@ -1268,6 +1268,70 @@ var diffBuilders = []diffBuilder{
 	}},
 	{1, func(g *diffGen) []string { return []string{g.word("randomkey")} }},
 	{1, func(g *diffGen) []string { return []string{g.word("dbsize")} }},
+	{3, func(g *diffGen) []string {
+		val := g.pick([]string{"0", "1", "1", "0", "1", "2", "-1", "abc", "", "01"})
+		return []string{g.word("setbit"), g.key(), g.bitOffset(true), val}
+	}},
+	{2, func(g *diffGen) []string { return []string{g.word("getbit"), g.key(), g.bitOffset(false)} }},
+	{3, func(g *diffGen) []string {
+		args := []string{g.word("bitcount"), g.key()}
+		switch x := g.rng.IntN(10); {
+		case x < 3:
+		case x < 6:
+			args = append(args, g.rangeIndex(), g.rangeIndex())
+		case x < 9:
+			args = append(args, g.rangeIndex(), g.rangeIndex(), g.bitUnit())
+		default:
+			args = append(args, g.rangeIndex(), g.rangeIndex(), g.bitUnit(), "x")[:2+g.rng.IntN(4)]
+		}
+		return args
+	}},
+	{3, func(g *diffGen) []string {
+		bit := g.pick([]string{"0", "1", "0", "1", "2", "-1", "x"})
+		args := []string{g.word("bitpos"), g.key(), bit}
+		switch x := g.rng.IntN(10); {
+		case x < 3:
+		case x < 5:
+			args = append(args, g.rangeIndex())
+		case x < 7:
+			args = append(args, g.rangeIndex(), g.rangeIndex())
+		case x < 9:
+			args = append(args, g.rangeIndex(), g.rangeIndex(), g.bitUnit())
+		default:
+			args = append(args, g.rangeIndex(), g.rangeIndex(), g.bitUnit(), "x")
+		}
+		return args
+	}},
+	{3, func(g *diffGen) []string {
+		op := g.opt(g.pick([]string{"and", "or", "xor", "not", "not", "nand", ""}))
+		args := []string{g.word("bitop"), op, g.key()}
+		if strings.EqualFold(op, "not") && g.chance(0.9) {
+			return append(args, g.key())
+		}
+		return append(args, g.keys(1, 3)...)
+	}},
+	{4, func(g *diffGen) []string {
+		name := "bitfield"
+		if g.chance(0.3) {
+			name = "bitfield_ro"
+		}
+		args := []string{g.word(name), g.key()}
+		for n := g.rng.IntN(5); n > 0; n-- {
+			switch x := g.rng.IntN(20); {
+			case x < 6:
+				args = append(args, g.opt("get"), g.bitfieldType(), g.bitfieldOffset())
+			case x < 11:
+				args = append(args, g.opt("set"), g.bitfieldType(), g.bitfieldOffset(), g.bitfieldValue())
+			case x < 16:
+				args = append(args, g.opt("incrby"), g.bitfieldType(), g.bitfieldOffset(), g.bitfieldValue())
+			case x < 19:
+				args = append(args, g.opt("overflow"), g.opt(g.pick([]string{"wrap", "sat", "fail", "fail", "bad"})))
+			default:
+				args = append(args, g.pick([]string{"get", "set", "incrby", "overflow", "foo"}))
+			}
+		}
+		return args
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -1306,6 +1370,64 @@ func (g *diffGen) rangeIndex() string {
 	}
 }
 
+// bitOffset returns a bit offset: mostly within or just past the values
+// the stream writes, sometimes far, rarely invalid. A write never gets one
+// that would grow a string beyond a few kilobytes, except an error.
+func (g *diffGen) bitOffset(write bool) string {
+	switch x := g.rng.IntN(20); {
+	case x < 14:
+		return strconv.Itoa(g.rng.IntN(120))
+	case x < 18:
+		return strconv.Itoa(g.rng.IntN(30000))
+	case x < 19 && !write:
+		return g.pick([]string{"4294967295", "4294967296", "536870912"})
+	default:
+		return g.pick([]string{"-1", "abc", "4294967296", "9223372036854775807", "", "1.5", " 1", "#1"})
+	}
+}
+
+// bitUnit is the BYTE|BIT argument of BITCOUNT and BITPOS.
+func (g *diffGen) bitUnit() string { return g.opt(g.pick([]string{"bit", "byte", "bit", "bits", ""})) }
+
+func (g *diffGen) bitfieldType() string {
+	if g.chance(0.05) {
+		return g.pick([]string{"u64", "i65", "i0", "u0", "x8", "I8", "i", "u-1", "i8\x00junk", ""})
+	}
+	t := "u"
+	limit := 63
+	if g.chance(0.5) {
+		t, limit = "i", 64
+	}
+	if g.chance(0.3) {
+		return t + strconv.Itoa(limit-g.rng.IntN(3))
+	}
+	return t + strconv.Itoa(1+g.rng.IntN(16))
+}
+
+func (g *diffGen) bitfieldOffset() string {
+	switch x := g.rng.IntN(20); {
+	case x < 13:
+		return strconv.Itoa(g.rng.IntN(100))
+	case x < 17:
+		return "#" + strconv.Itoa(g.rng.IntN(10))
+	case x < 19:
+		return strconv.Itoa(g.rng.IntN(3000))
+	default:
+		return g.pick([]string{"-1", "abc", "#-1", "#", "4294967296", "#9223372036854775807", ""})
+	}
+}
+
+func (g *diffGen) bitfieldValue() string {
+	switch x := g.rng.IntN(10); {
+	case x < 6:
+		return strconv.Itoa(g.rng.IntN(600) - 300)
+	case x < 9:
+		return g.pick(diffIntValues)
+	default:
+		return g.pick([]string{"abc", "1.5", "", "9223372036854775808"})
+	}
+}
+
 // wrongArity returns a command with a wrong number of arguments.
 func (g *diffGen) wrongArity() []string {
 	k := g.key()
@@ -1320,6 +1442,8 @@ func (g *diffGen) wrongArity() []string {
 		{"pexpireat", k}, {"expiretime"}, {"pexpiretime", k, k}, {"persist"}, {"ttl"},
 		{"pttl", k, k}, {"type"}, {"rename", k}, {"renamenx", k, k, k}, {"copy", k},
 		{"keys"}, {"keys", "*", "*"}, {"scan"}, {"randomkey", k}, {"dbsize", k},
+		{"setbit", k, "1"}, {"getbit", k}, {"bitcount"}, {"bitpos", k}, {"bitop", "and", k},
+		{"bitfield"}, {"bitfield_ro"},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])

@@ -534,6 +534,15 @@ var evLazyAccesses = [][][]string{
 	{{"RENAMENX", "@", "$"}},
 	{{"COPY", "@", "$"}},
 	{{"MULTI"}, {"GET", "$"}, {"SET", "$", "x"}, {"EXEC"}},
+	{{"SETBIT", "$", "3", "1"}},
+	{{"GETBIT", "$", "3"}},
+	{{"BITCOUNT", "$"}},
+	{{"BITPOS", "$", "1"}},
+	{{"BITOP", "OR", "$", "@"}},
+	{{"BITOP", "AND", "@", "$"}},
+	{{"BITFIELD", "$", "INCRBY", "u8", "0", "1"}},
+	{{"BITFIELD", "$", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"}},
+	{{"BITFIELD_RO", "$", "GET", "u8", "0"}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -1275,6 +1284,49 @@ var evBuilders = []evBuilder{
 		return evOne([]string{g.pick([]string{"TTL", "PTTL"}), g.key()}, 1)
 	}},
 	{1, func(g *evGen) ([]string, []string) { return evOne([]string{"TYPE", g.key()}, 1) }},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"SETBIT", g.key(), strconv.Itoa(g.rng.IntN(60)), g.pick([]string{"0", "1", "1", "2"})}, 1)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"GETBIT", g.key(), strconv.Itoa(g.rng.IntN(60))}, 1)
+	}},
+	{1, func(g *evGen) ([]string, []string) { return evOne([]string{"BITCOUNT", g.key()}, 1) }},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"BITPOS", g.key(), g.pick([]string{"0", "1"})}, 1)
+	}},
+	// BITOP writes to keys of its own, which never get a TTL: an empty
+	// result deletes the destination, with "del" if it had expired
+	// unnoticed but "expired" first if active expiry saw it, a race.
+	{2, func(g *evGen) ([]string, []string) {
+		dst := "bitop:" + strconv.Itoa(g.rng.IntN(3))
+		op := g.pick([]string{"AND", "OR", "XOR", "NOT"})
+		srcs := g.keys(1, 3)
+		if op == "NOT" {
+			srcs = srcs[:1]
+		}
+		return append([]string{"BITOP", op, dst}, srcs...), append([]string{dst}, srcs...)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		args := []string{"BITFIELD", g.key()}
+		for n := 1 + g.rng.IntN(3); n > 0; n-- {
+			typ := g.pick([]string{"u8", "i8", "u4", "i16"})
+			off := strconv.Itoa(g.rng.IntN(40))
+			switch g.rng.IntN(4) {
+			case 0:
+				args = append(args, "GET", typ, off)
+			case 1:
+				args = append(args, "SET", typ, off, strconv.Itoa(g.rng.IntN(600)-300))
+			case 2:
+				args = append(args, "INCRBY", typ, off, strconv.Itoa(g.rng.IntN(300)-150))
+			default:
+				args = append(args, "OVERFLOW", g.pick([]string{"WRAP", "SAT", "FAIL"}))
+			}
+		}
+		return evOne(args, 1)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"BITFIELD_RO", g.key(), "GET", "u8", strconv.Itoa(g.rng.IntN(40))}, 1)
+	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
 	// miss and publishes keymiss for such a key, which makes the stream
