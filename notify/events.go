@@ -25,6 +25,7 @@ const (
 	CodeCopyTo
 	CodeKeyMiss
 	CodeSetBit
+	CodeRestore
 	codeCount
 )
 
@@ -48,6 +49,7 @@ var codeInfo = [codeCount]struct {
 	CodeCopyTo:      {"copy_to", Generic},
 	CodeKeyMiss:     {"keymiss", KeyMiss},
 	CodeSetBit:      {"setbit", String},
+	CodeRestore:     {"restore", Generic},
 }
 
 // Valid reports whether c is a code this build knows.

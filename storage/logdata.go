@@ -54,11 +54,12 @@ const (
 	CmdFormat // the format-version record written at creation
 )
 
-// Bitmap commands' codes come after CmdPublish, which took 32.
+// Later commands' codes come after CmdPublish, which took 32.
 const (
 	CmdSetBit Command = iota + 33
 	CmdBitOp
 	CmdBitField
+	CmdRestore
 )
 
 // LogData flags.

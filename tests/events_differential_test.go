@@ -42,6 +42,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnkv/cairn/rdb"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -543,6 +544,8 @@ var evLazyAccesses = [][][]string{
 	{{"BITFIELD", "$", "INCRBY", "u8", "0", "1"}},
 	{{"BITFIELD", "$", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"}},
 	{{"BITFIELD_RO", "$", "GET", "u8", "0"}},
+	{{"DUMP", "$"}},
+	{{"RESTORE", "$", "0", string(rdb.EncodeString([]byte("restored")))}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -1327,6 +1330,14 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{"BITFIELD_RO", g.key(), "GET", "u8", strconv.Itoa(g.rng.IntN(40))}, 1)
 	}},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"RESTORE", g.key(), "0", g.restorePayload()}, 1)
+	}},
+	// RESTORE ... REPLACE deletes the old key without looking at its TTL,
+	// so, like BITOP, it writes to keys of its own that never get one.
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"RESTORE", "restore:" + strconv.Itoa(g.rng.IntN(3)), "0", g.restorePayload(), "REPLACE"}, 1)
+	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
 	// miss and publishes keymiss for such a key, which makes the stream
@@ -1335,6 +1346,15 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{"SCAN", "0", "MATCH", g.key(), "COUNT", "1000"}, 3)
 	}},
+}
+
+// restorePayload returns a DUMP payload of a random value, Cairn's or
+// Redis's encoding.
+func (g *evGen) restorePayload() string {
+	if g.chance(0.2) {
+		return g.pick(redisDumps)
+	}
+	return string(rdb.EncodeString([]byte(g.value())))
 }
 
 var evTotalWeight = func() int {

@@ -1,0 +1,132 @@
+package commands
+
+import (
+	"errors"
+
+	"github.com/cairnkv/cairn/notify"
+	"github.com/cairnkv/cairn/rdb"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// DUMP and RESTORE move a key's value between servers in Redis's
+// serialization (package rdb): a payload from Redis's DUMP restores in
+// Cairn and one from Cairn's in Redis, so MIGRATE and migration tools
+// that copy keys with DUMP/RESTORE work in both directions for strings.
+
+func init() {
+	register(
+		&Spec{Name: "dump", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Returns a serialized representation of the value stored at a key.", Handler: cmdDump},
+		&Spec{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "2.6.0", Summary: "Creates a key from the serialized representation of a value.", Handler: cmdRestore},
+	)
+}
+
+func cmdDump(c *Ctx) {
+	key := c.Args[1]
+	k, ok := c.readString(key)
+	if !ok {
+		return
+	}
+	c.lookedUp(key, k.live)
+	if !k.live {
+		c.W.NullBulk()
+		return
+	}
+	c.W.Bulk(rdb.EncodeString(k.m.Value))
+}
+
+// cmdRestore follows Redis 7.0's order: options, the existing key, the
+// TTL, then the payload. IDLETIME and FREQ are checked and ignored: Cairn
+// keeps no access times or frequencies.
+func cmdRestore(c *Ctx) {
+	var replace, absTTL, idle, freq bool
+	for j := 4; j < len(c.Args); j++ {
+		more := len(c.Args) - j - 1
+		switch kw := keyword(c.Args[j]); {
+		case kw == "replace":
+			replace = true
+		case kw == "absttl":
+			absTTL = true
+		case kw == "idletime" && more >= 1 && !freq:
+			v, ok := c.intArg(j + 1)
+			if !ok {
+				return
+			}
+			if v < 0 {
+				c.W.Error("ERR Invalid IDLETIME value, must be >= 0")
+				return
+			}
+			idle = true
+			j++
+		case kw == "freq" && more >= 1 && !idle:
+			v, ok := c.intArg(j + 1)
+			if !ok {
+				return
+			}
+			if v < 0 || v > 255 {
+				c.W.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return
+			}
+			freq = true
+			j++
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	var k keyState
+	if replace {
+		// Redis deletes the old key without looking at its TTL.
+		var err error
+		if k, err = c.lookupRaw(key); err != nil {
+			c.storageError(err)
+			return
+		}
+	} else {
+		var ok bool
+		if k, ok = c.read(key); !ok {
+			return
+		}
+		if k.live {
+			c.W.Error("BUSYKEY Target key name already exists.")
+			return
+		}
+	}
+	ttl, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if ttl < 0 {
+		c.W.Error("ERR Invalid TTL value, must be >= 0")
+		return
+	}
+	value, err := rdb.DecodeString(c.Args[3], c.maxBulk())
+	switch {
+	case errors.Is(err, rdb.ErrChecksum):
+		c.W.Error("ERR DUMP payload version or checksum are wrong")
+		return
+	case errors.Is(err, rdb.ErrUnsupportedType):
+		c.W.Error("ERR Bad data format: Cairn restores strings only")
+		return
+	case err != nil:
+		c.W.Error("ERR Bad data format")
+		return
+	}
+	if ttl != 0 && !absTTL {
+		ttl += c.nowMs() // wraps on overflow as Redis's does: then already expired
+	}
+	if ttl != 0 && ttl <= c.nowMs() {
+		// Already expired: nothing is created; a replaced key is deleted.
+		if replace && k.raw && !c.deleteKey(storage.CmdRestore, key, &k, notify.CodeDel) {
+			return
+		}
+		c.W.OK()
+		return
+	}
+	k.live = false // a replaced key is deleted first: the new one publishes "new"
+	if c.putKey(storage.CmdRestore, key, &k, storage.Metadata{Type: storage.TypeString, Value: value, ExpireAt: ttl}, notify.CodeRestore) {
+		c.W.OK()
+	}
+}

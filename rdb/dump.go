@@ -1,0 +1,269 @@
+// Package rdb encodes and decodes the payloads of DUMP and RESTORE: one
+// value in Redis's RDB serialization, followed by the RDB version and a
+// CRC-64 of everything before it. Cairn holds strings only, so only the
+// string type is produced and accepted; within it, every encoding Redis
+// writes is read (plain, the 8-, 16- and 32-bit integer forms and LZF
+// compression), so that a payload from Redis's DUMP restores in Cairn and
+// Cairn's restores in Redis.
+//
+// Decoding never trusts a length in the payload: it checks it against
+// the bytes present before allocating, so a corrupt payload costs no more
+// memory than its own size allows (LZF output is bounded by the caller).
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"math"
+	"strconv"
+)
+
+// Version is the RDB version Cairn writes into its payloads and the
+// newest it accepts: Redis 7.0's.
+const Version = 10
+
+// typeString is the RDB object type of a string.
+const typeString = 0
+
+// Errors of Decode. Callers test them with errors.Is.
+var (
+	// ErrChecksum means the payload's footer is wrong: too short, a
+	// version newer than Version, or a CRC that does not match.
+	ErrChecksum = errors.New("rdb: DUMP payload version or checksum are wrong")
+	// ErrFormat means the value inside a well-formed footer cannot be
+	// decoded.
+	ErrFormat = errors.New("rdb: bad data format")
+	// ErrUnsupportedType means the value is valid but of a type Cairn
+	// does not hold (a list, a hash...).
+	ErrUnsupportedType = errors.New("rdb: value type not supported")
+)
+
+// crcTable is Jones's CRC-64 polynomial, bit-reversed, which Redis uses.
+var crcTable = crc64.MakeTable(0x95ac9329ac4bc9b5)
+
+// checksum is Redis's crc64(0, b): no initial or final inversion, which
+// hash/crc64's Update applies on both sides.
+func checksum(b []byte) uint64 { return ^crc64.Update(math.MaxUint64, crcTable, b) }
+
+// EncodeString returns the DUMP payload of the string value s. Integers in
+// canonical form that fit 32 bits use the integer encodings, as Redis's
+// do; other strings are written plain (Redis compresses those over 20
+// bytes with LZF when that saves space; both restore the same value).
+func EncodeString(s []byte) []byte {
+	out := make([]byte, 0, len(s)+20)
+	out = append(out, typeString)
+	out = appendString(out, s)
+	out = binary.LittleEndian.AppendUint16(out, Version)
+	return binary.LittleEndian.AppendUint64(out, checksum(out))
+}
+
+func appendString(out, s []byte) []byte {
+	if len(s) <= 11 {
+		if v, err := strconv.ParseInt(string(s), 10, 64); err == nil && strconv.FormatInt(v, 10) == string(s) {
+			switch {
+			case v >= math.MinInt8 && v <= math.MaxInt8:
+				return append(out, 0xc0, byte(v))
+			case v >= math.MinInt16 && v <= math.MaxInt16:
+				return binary.LittleEndian.AppendUint16(append(out, 0xc1), uint16(v))
+			case v >= math.MinInt32 && v <= math.MaxInt32:
+				return binary.LittleEndian.AppendUint32(append(out, 0xc2), uint32(v))
+			}
+		}
+	}
+	out = appendLen(out, uint64(len(s)))
+	return append(out, s...)
+}
+
+func appendLen(out []byte, n uint64) []byte {
+	switch {
+	case n < 1<<6:
+		return append(out, byte(n))
+	case n < 1<<14:
+		return append(out, 0x40|byte(n>>8), byte(n))
+	case n <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(out, 0x80), uint32(n))
+	default:
+		return binary.BigEndian.AppendUint64(append(out, 0x81), n)
+	}
+}
+
+// DecodeString returns the string value of a DUMP payload. maxLen bounds
+// the length of the value (proto-max-bulk-len), which an LZF-compressed
+// value could otherwise claim beyond its payload. Bytes between the value
+// and the footer are ignored, as Redis ignores them.
+func DecodeString(payload []byte, maxLen int64) ([]byte, error) {
+	if len(payload) < 10 {
+		return nil, ErrChecksum
+	}
+	body, footer := payload[:len(payload)-10], payload[len(payload)-10:]
+	if binary.LittleEndian.Uint16(footer) > Version {
+		return nil, ErrChecksum
+	}
+	if checksum(payload[:len(payload)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
+		return nil, ErrChecksum
+	}
+	if len(body) == 0 {
+		return nil, fmt.Errorf("%w: no value", ErrFormat)
+	}
+	if body[0] != typeString {
+		if body[0] <= 21 { // Redis 7.0's last object type (stream listpacks 3)
+			return nil, fmt.Errorf("%w: RDB type %d", ErrUnsupportedType, body[0])
+		}
+		return nil, fmt.Errorf("%w: unknown RDB type %d", ErrFormat, body[0])
+	}
+	r := reader{b: body[1:]}
+	s, err := r.str(maxLen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return s, nil
+}
+
+// reader consumes a payload's body.
+type reader struct{ b []byte }
+
+func (r *reader) take(n uint64) ([]byte, error) {
+	if n > uint64(len(r.b)) {
+		return nil, fmt.Errorf("%d bytes wanted, %d left", n, len(r.b))
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out, nil
+}
+
+// length reads a length; encoded reports the special forms (integers,
+// LZF), whose kind it then returns.
+func (r *reader) length() (n uint64, encoded bool, err error) {
+	b, err := r.take(1)
+	if err != nil {
+		return 0, false, err
+	}
+	switch first := b[0]; {
+	case first>>6 == 0:
+		return uint64(first & 0x3f), false, nil
+	case first>>6 == 1:
+		next, err := r.take(1)
+		if err != nil {
+			return 0, false, err
+		}
+		return uint64(first&0x3f)<<8 | uint64(next[0]), false, nil
+	case first>>6 == 3:
+		return uint64(first & 0x3f), true, nil
+	case first == 0x80:
+		v, err := r.take(4)
+		if err != nil {
+			return 0, false, err
+		}
+		return uint64(binary.BigEndian.Uint32(v)), false, nil
+	case first == 0x81:
+		v, err := r.take(8)
+		if err != nil {
+			return 0, false, err
+		}
+		return binary.BigEndian.Uint64(v), false, nil
+	default:
+		return 0, false, fmt.Errorf("unknown length encoding 0x%02x", first)
+	}
+}
+
+// plainLength reads a length that must not be a special form.
+func (r *reader) plainLength() (uint64, error) {
+	n, encoded, err := r.length()
+	if err == nil && encoded {
+		err = fmt.Errorf("special encoding %d where a length belongs", n)
+	}
+	return n, err
+}
+
+func (r *reader) str(maxLen int64) ([]byte, error) {
+	n, encoded, err := r.length()
+	if err != nil {
+		return nil, err
+	}
+	if !encoded {
+		s, err := r.take(n)
+		return append([]byte(nil), s...), err
+	}
+	switch n {
+	case 0, 1, 2:
+		size := uint64(1) << n
+		b, err := r.take(size)
+		if err != nil {
+			return nil, err
+		}
+		var v int64
+		switch size {
+		case 1:
+			v = int64(int8(b[0]))
+		case 2:
+			v = int64(int16(binary.LittleEndian.Uint16(b)))
+		case 4:
+			v = int64(int32(binary.LittleEndian.Uint32(b)))
+		}
+		return strconv.AppendInt(nil, v, 10), nil
+	case 3:
+		clen, err := r.plainLength()
+		if err != nil {
+			return nil, err
+		}
+		ulen, err := r.plainLength()
+		if err != nil {
+			return nil, err
+		}
+		in, err := r.take(clen)
+		if err != nil {
+			return nil, err
+		}
+		if ulen > uint64(maxLen) {
+			return nil, fmt.Errorf("LZF value of %d bytes exceeds %d", ulen, maxLen)
+		}
+		return lzfDecompress(in, int(ulen))
+	}
+	return nil, fmt.Errorf("unknown string encoding %d", n)
+}
+
+// lzfDecompress expands LZF data into exactly n bytes.
+func lzfDecompress(in []byte, n int) ([]byte, error) {
+	out := make([]byte, 0, n)
+	for i := 0; i < len(in); {
+		ctrl := int(in[i])
+		i++
+		if ctrl < 1<<5 { // a run of ctrl+1 literal bytes
+			run := ctrl + 1
+			if len(out)+run > n || i+run > len(in) {
+				return nil, errors.New("invalid LZF compressed string")
+			}
+			out = append(out, in[i:i+run]...)
+			i += run
+			continue
+		}
+		// A back reference: length-2 in the top 3 bits (7: more in the
+		// next byte), distance-1 in the low 5 bits and the next byte.
+		length := ctrl >> 5
+		if i >= len(in) {
+			return nil, errors.New("invalid LZF compressed string")
+		}
+		if length == 7 {
+			length += int(in[i])
+			i++
+			if i >= len(in) {
+				return nil, errors.New("invalid LZF compressed string")
+			}
+		}
+		ref := len(out) - (ctrl&0x1f)<<8 - 1 - int(in[i])
+		i++
+		length += 2
+		if ref < 0 || len(out)+length > n {
+			return nil, errors.New("invalid LZF compressed string")
+		}
+		for k := 0; k < length; k++ { // may overlap what it appends
+			out = append(out, out[ref+k])
+		}
+	}
+	if len(out) != n {
+		return nil, errors.New("invalid LZF compressed string")
+	}
+	return out, nil
+}
