@@ -132,6 +132,7 @@ type Env struct {
 
 	cursors cursorTable
 	pause   clientPause
+	slowlog slowLog
 	nsMu    sync.Mutex // serializes NAMESPACE changes
 }
 

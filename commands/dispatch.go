@@ -124,7 +124,9 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	spec.Handler(c)
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.
-	spec.stats.record(time.Since(now), w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
+	took := time.Since(now)
+	spec.stats.record(took, w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
+	e.noteSlow(cl, spec, args, took, now)
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 	return spec
 }

@@ -131,7 +131,9 @@ func cmdExec(c *Ctx) {
 		c.Env.Stats.Commands.Add(1)
 		start, mark := time.Now(), c.W.Errors
 		q.spec.Handler(c)
-		q.spec.stats.record(time.Since(start), c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
+		took := time.Since(start)
+		q.spec.stats.record(took, c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
+		c.Env.noteSlow(cl, q.spec, q.args, took, start)
 	}
 	cl.multiQueued.Store(0)
 	cl.errorMark = c.W.Errors // see Dispatch

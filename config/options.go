@@ -174,6 +174,14 @@ var options = []Option{
 		check: checkPercentiles,
 	},
 	{
+		Name: "slowlog-log-slower-than", Kind: KindInt, Default: "10000", Min: -1, Max: math.MaxInt64, Mutable: true,
+		Doc: "Commands running at least this many microseconds go to the slow log (SLOWLOG GET); -1 = none, 0 = all.",
+	},
+	{
+		Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Entries the slow log keeps; older ones are dropped.",
+	},
+	{
 		Name: "string-value-inline-max", Kind: KindMemory, Default: "65536", Min: 1, Max: 512 << 20,
 		Doc: "Longest string value kept inside its key's metadata record; a longer one gets a record of its own, " +
 			"so that TTL reads and changes (EXPIRE, TTL, EXISTS) never read or rewrite it.",
@@ -282,8 +290,8 @@ var kvrocksOnly = map[string]bool{
 	"json-max-nesting-depth": true, "json-storage-format": true,
 	"txn-context-enabled": true, "skip-block-cache-deallocation-on-close": true,
 	"histogram-bucket-boundaries": true, "lua-strict-key-accessing": true,
-	"slowlog-log-slower-than": true, "slowlog-max-len": true, "slowlog-dump-logfile-level": true,
-	"profiling-sample-ratio": true, "profiling-sample-commands": true,
+	"slowlog-dump-logfile-level": true,
+	"profiling-sample-ratio":     true, "profiling-sample-commands": true,
 	"profiling-sample-record-max-len": true, "profiling-sample-record-threshold-ms": true,
 	"compact-cron": true, "bgsave-cron": true, "dbsize-scan-cron": true,
 	"compaction-checker-range": true, "compaction-checker-cron": true,
