@@ -24,6 +24,7 @@ func init() {
 		&Spec{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend},
 		&Spec{Name: "strlen", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Returns the length of a string value.", Handler: cmdStrlen},
 		&Spec{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange},
+		&Spec{Name: "lcs", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 2, Step: 1, Group: "string", Since: "7.0.0", Summary: "Finds the longest common substring.", Handler: cmdLCS},
 		&Spec{Name: "getrange", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange},
 		&Spec{Name: "substr", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns a substring from a string value.", Handler: cmdGetRange},
 		&Spec{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr},
@@ -613,4 +614,132 @@ func cmdIncrByFloat(c *Ctx) {
 	if c.putKey(storage.CmdIncrByFloat, key, &k, m, notify.CodeIncrByFloat) {
 		c.W.Bulk(m.Value)
 	}
+}
+
+// cmdLCS finds the longest common subsequence of two string values, as
+// Redis 7.0 does: the same table, the same walk back through it and so
+// the same subsequence and IDX ranges (a match that does not continue the
+// current range closes it without starting a new one, as in Redis). Both
+// keys are read before the options are parsed; a missing key is "".
+func cmdLCS(c *Ctx) {
+	var vals [2][]byte
+	for i, key := range c.Args[1:3] {
+		k, ok := c.readString(key)
+		if !ok {
+			return
+		}
+		c.lookedUp(key, k.live)
+		vals[i] = k.m.Value
+	}
+	var getLen, getIdx, withMatchLen bool
+	minMatchLen := int64(0)
+	for j := 3; j < len(c.Args); j++ {
+		switch kw := keyword(c.Args[j]); {
+		case kw == "idx":
+			getIdx = true
+		case kw == "len":
+			getLen = true
+		case kw == "withmatchlen":
+			withMatchLen = true
+		case kw == "minmatchlen" && j+1 < len(c.Args):
+			n, ok := c.intArg(j + 1)
+			if !ok {
+				return
+			}
+			minMatchLen = max(n, 0)
+			j++
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	if getIdx && getLen {
+		c.W.Error("ERR If you want both the length and indexes, please just use IDX.")
+		return
+	}
+	a, b := vals[0], vals[1]
+	alen, blen := len(a), len(b)
+	if cells := int64(alen+1) * int64(blen+1); cells*4 > c.maxBulk() {
+		c.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	w := blen + 1
+	dp := make([]uint32, (alen+1)*w) // dp[i*w+j]: LCS length of a[:i] and b[:j]
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				dp[i*w+j] = dp[(i-1)*w+j-1] + 1
+			} else {
+				dp[i*w+j] = max(dp[(i-1)*w+j], dp[i*w+j-1])
+			}
+		}
+	}
+	total := int(dp[alen*w+blen])
+	if getLen {
+		c.W.Int(int64(total))
+		return
+	}
+	type match struct{ aStart, aEnd, bStart, bEnd int }
+	var matches []match
+	result := make([]byte, total)
+	idx := total
+	unset := alen // aStart == alen: no range open
+	cur := match{aStart: unset}
+	for i, j := alen, blen; i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			switch {
+			case cur.aStart == unset:
+				cur = match{i - 1, i - 1, j - 1, j - 1}
+			case cur.aStart == i && cur.bStart == j:
+				cur.aStart--
+				cur.bStart--
+			default:
+				emit = true
+			}
+			if cur.aStart == 0 || cur.bStart == 0 {
+				emit = true
+			}
+			idx, i, j = idx-1, i-1, j-1
+		} else {
+			if dp[(i-1)*w+j] > dp[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			emit = cur.aStart != unset
+		}
+		if emit {
+			if n := int64(cur.aEnd - cur.aStart + 1); minMatchLen == 0 || n >= minMatchLen {
+				matches = append(matches, cur)
+			}
+			cur.aStart = unset
+		}
+	}
+	if !getIdx {
+		c.W.Bulk(result)
+		return
+	}
+	c.W.Map(2)
+	c.W.BulkString("matches")
+	c.W.Array(len(matches))
+	for _, m := range matches {
+		if withMatchLen {
+			c.W.Array(3)
+		} else {
+			c.W.Array(2)
+		}
+		c.W.Array(2)
+		c.W.Int(int64(m.aStart))
+		c.W.Int(int64(m.aEnd))
+		c.W.Array(2)
+		c.W.Int(int64(m.bStart))
+		c.W.Int(int64(m.bEnd))
+		if withMatchLen {
+			c.W.Int(int64(m.aEnd - m.aStart + 1))
+		}
+	}
+	c.W.BulkString("len")
+	c.W.Int(int64(total))
 }

@@ -1348,6 +1348,24 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
+	{3, func(g *diffGen) []string {
+		args := []string{g.word("lcs"), g.key(), g.key()}
+		for n := g.rng.IntN(4); n > 0; n-- {
+			switch x := g.rng.IntN(12); {
+			case x < 4:
+				args = append(args, g.opt("idx"))
+			case x < 6:
+				args = append(args, g.opt("withmatchlen"))
+			case x < 9:
+				args = append(args, g.opt("minmatchlen"), g.pick([]string{"0", "1", "2", "3", "5", "-1", "abc"}))
+			case x < 11:
+				args = append(args, g.opt("len"))
+			default:
+				args = append(args, g.pick([]string{"minmatchlen", "foo", ""}))
+			}
+		}
+		return args
+	}},
 	{2, func(g *diffGen) []string { return []string{g.word("dump"), g.key()} }},
 	{3, func(g *diffGen) []string {
 		args := []string{g.word("restore"), g.key(), "0", g.dumpPayload()}
@@ -1513,7 +1531,7 @@ func (g *diffGen) wrongArity() []string {
 		{"pttl", k, k}, {"type"}, {"rename", k}, {"renamenx", k, k, k}, {"copy", k},
 		{"keys"}, {"keys", "*", "*"}, {"scan"}, {"randomkey", k}, {"dbsize", k},
 		{"setbit", k, "1"}, {"getbit", k}, {"bitcount"}, {"bitpos", k}, {"bitop", "and", k},
-		{"bitfield"}, {"bitfield_ro"}, {"dump"}, {"dump", k, k}, {"restore", k, "0"},
+		{"bitfield"}, {"bitfield_ro"}, {"dump"}, {"dump", k, k}, {"restore", k, "0"}, {"lcs", k},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
