@@ -79,6 +79,8 @@ func cmdReset(c *Ctx) {
 		c.Env.PubSub.Drop(c.Client.Subscriber)
 	}
 	c.Client.subs = 0
+	c.Env.StopMonitoring(c.Client)
+	c.Client.replyOff, c.Client.replySkipNext = false, false
 	c.Client.setMulti(nil)
 	c.Env.Clients.unwatch(c.Client)
 	c.W.Proto = 2

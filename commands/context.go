@@ -130,10 +130,11 @@ type Env struct {
 	// Faults are the test-only fault hooks; nil in production.
 	Faults *Faults
 
-	cursors cursorTable
-	pause   clientPause
-	slowlog slowLog
-	nsMu    sync.Mutex // serializes NAMESPACE changes
+	cursors  cursorTable
+	pause    clientPause
+	slowlog  slowLog
+	monitors monitorSet
+	nsMu     sync.Mutex // serializes NAMESPACE changes
 }
 
 // Client is the state of one connection that commands read and change.
@@ -172,6 +173,9 @@ type Client struct {
 	// OutputPending returns the bytes queued for the client, for CLIENT
 	// LIST omem.
 	OutputPending func() int64
+	// Push queues a frame for the client from any goroutine, once
+	// StartQueuedOutput has run (MONITOR's lines).
+	Push func(frame []byte)
 
 	// Handoff, once set by a command (PSYNC), takes the connection over
 	// after the command's reply is written: the server calls it with the
@@ -207,7 +211,8 @@ type Client struct {
 	passedGate bool
 	// blocked is set while a command waits for CLIENT PAUSE to end, and
 	// noEvict by CLIENT NO-EVICT; CLIENT LIST shows them as flags b and e.
-	blocked, noEvict atomic.Bool
+	// monitoring is set in MONITOR mode.
+	blocked, noEvict, monitoring atomic.Bool
 	// errorMark is the connection's Writer.Errors when its running
 	// command started (EXEC moves it past its queued commands' errors).
 	errorMark int64
@@ -250,6 +255,11 @@ func (c *Client) SetProto(p int) { c.proto.Store(int32(p)) }
 // the client holds. Only the connection's goroutine may call it.
 func (c *Client) Subscriptions() int { return c.subs }
 
+// Monitoring reports whether the client is in MONITOR mode (its output
+// is held to the replica class of client-output-buffer-limit, as in
+// Redis).
+func (c *Client) Monitoring() bool { return c.monitoring.Load() }
+
 // Proto returns the protocol version the connection speaks (2 or 3).
 func (c *Client) Proto() int {
 	if p := c.proto.Load(); p != 0 {
@@ -269,6 +279,9 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 		omem = c.OutputPending()
 	}
 	flags := ""
+	if c.monitoring.Load() {
+		flags += "O"
+	}
 	if sub+psub+ssub > 0 {
 		flags += "P"
 	}

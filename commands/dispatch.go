@@ -84,6 +84,10 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, subscribedModeError(spec.FullName()))
 		return nil
 	}
+	if cl.monitoring.Load() && spec.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
+		reject(spec, "ERR Replica can't interact with the keyspace")
+		return nil
+	}
 	if e.Repl != nil && e.Repl.IsReplica() {
 		if spec.Flags&FlagWrite != 0 {
 			reject(spec, errReadOnly)
@@ -127,6 +131,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	took := time.Since(now)
 	spec.stats.record(took, w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
 	e.noteSlow(cl, spec, args, took, now)
+	e.feedMonitors(cl, spec, args, now.Add(took))
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 	return spec
 }

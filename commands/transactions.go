@@ -134,6 +134,7 @@ func cmdExec(c *Ctx) {
 		took := time.Since(start)
 		q.spec.stats.record(took, c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
 		c.Env.noteSlow(cl, q.spec, q.args, took, start)
+		c.Env.feedMonitors(cl, q.spec, q.args, start.Add(took))
 	}
 	cl.multiQueued.Store(0)
 	cl.errorMark = c.W.Errors // see Dispatch

@@ -93,6 +93,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	cl.CanHandoff = true
 	cl.StartQueuedOutput = c.startOutbox
 	cl.OutputPending = func() int64 { return c.ob.Pending() }
+	cl.Push = func(frame []byte) { c.ob.deliver(frame) }
 	s.env.NewClientState(cl)
 	cl.Touch("", cl.Created)
 	c.client = cl
@@ -129,6 +130,7 @@ func (c *conn) serve() {
 	env.Clients.Add(c.client)
 	defer func() {
 		env.Clients.Remove(c.client)
+		env.StopMonitoring(c.client)
 		env.PubSub.Drop(c)
 		if c.ob != nil {
 			c.ob.finish()

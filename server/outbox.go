@@ -124,7 +124,10 @@ func (o *outbox) check() {
 		return
 	}
 	class := config.ClientNormal
-	if o.c.subscribed.Load() {
+	switch {
+	case o.c.client.Monitoring():
+		class = config.ClientReplica
+	case o.c.subscribed.Load():
 		class = config.ClientPubSub
 	}
 	lim := o.c.s.env.Config.BufferLimit(class)

@@ -45,6 +45,8 @@ func TestClientReply(t *testing.T) {
 				{[]string{"CLIENT REPLY OFF", "SET cr:b 1", "SET cr:c 2", "INCR cr:b", "MSET cr:d 4 cr:e 5", "CLIENT REPLY ON", "MGET cr:b cr:c cr:d cr:e"},
 					"+OK\r\n*4\r\n$1\r\n2\r\n$1\r\n2\r\n$1\r\n4\r\n$1\r\n5\r\n"},
 				{[]string{"CLIENT REPLY FOO"}, "-ERR syntax error\r\n"},
+				// RESET turns replies back on, its own included.
+				{[]string{"CLIENT REPLY OFF", "PING", "RESET", "PING"}, "+RESET\r\n+PONG\r\n"},
 			} {
 				r := n.Raw()
 				cmds := append(append([]string{}, c.send...), "ECHO end")

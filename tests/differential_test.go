@@ -404,7 +404,7 @@ func (r *diffRunner) runOne(args []string) {
 		return
 	}
 	r.adjustGTLT(args)
-	if flushes(args) {
+	if dropsExpired(args) {
 		r.reclaimExpired()
 	}
 	cr, rr := r.cairn.Do(args...), r.redis.Do(args...)
@@ -608,7 +608,7 @@ func (r *diffRunner) runTransaction(cmds [][]string) {
 			r.t.Logf("stopped at seed %d, %s command #%d: a transaction\nprevious: %s", r.seed, r.phase, r.index, r.histString())
 		}
 	}()
-	if flushes(cmds...) {
+	if dropsExpired(cmds...) {
 		r.reclaimExpired()
 	}
 	for _, args := range append([][]string{{"multi"}}, cmds...) {
@@ -703,8 +703,9 @@ func (r *diffRunner) adjustGTLT(args []string) {
 // access reclaims it): a plain SCAN over all keys does, counting each in
 // expired_keys. The runner calls it before the commands whose counts
 // would otherwise depend on whether each server's expiry cycle got there
-// first: SCAN ... TYPE (a miss for such a key) and FLUSHDB (which drops
-// such a key without counting it).
+// first: SCAN ... TYPE (a miss for such a key), and FLUSHDB, BITOP (an
+// empty result) and RESTORE ... REPLACE, which delete such a key without
+// counting it (BITOP and RESTORE with a "del" event).
 func (r *diffRunner) reclaimExpired() {
 	for _, c := range []*RawConn{r.cairn, r.redis} {
 		for cursor := "0"; ; {
@@ -716,9 +717,14 @@ func (r *diffRunner) reclaimExpired() {
 	}
 }
 
-// flushes reports whether cmds hold a FLUSHDB.
-func flushes(cmds ...[]string) bool {
-	return slices.ContainsFunc(cmds, func(c []string) bool { return len(c) > 0 && strings.EqualFold(c[0], "flushdb") })
+// dropsExpired reports whether cmds hold a command that can delete a key
+// stored already expired without counting it (see reclaimExpired).
+func dropsExpired(cmds ...[]string) bool {
+	return slices.ContainsFunc(cmds, func(c []string) bool {
+		return len(c) > 0 && slices.ContainsFunc([]string{"flushdb", "bitop", "restore"}, func(name string) bool {
+			return strings.EqualFold(c[0], name)
+		})
+	})
 }
 
 // runScan iterates SCAN to completion on both servers with the same

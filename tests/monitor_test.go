@@ -1,0 +1,110 @@
+package tests
+
+import (
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// monitorPrefix is the time and client address of a MONITOR line.
+var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] `)
+
+// TestMonitor: a MONITOR client sees every command that ran, as Redis
+// shows it (arguments quoted and escaped, passwords redacted, the
+// commands of a transaction when EXEC runs them, then EXEC), and neither
+// admin commands nor refused ones. Its own keyspace commands are refused;
+// RESET ends monitoring.
+func TestMonitor(t *testing.T) {
+	want := []string{
+		`"set" "k" "a\"b\\c\nd\x01\xff\t"`,
+		`"auth" "(redacted)"`,
+		`"MULTI"`,
+		`"SET" "m" "1"`,
+		`"INCR" "m"`,
+		`"EXEC"`,
+		`"hello" "2" "auth" "(redacted)" "(redacted)"`,
+		`"publish" "ch" "m"`,
+		`"echo" "end"`,
+	}
+	for _, srv := range cairnAndRedis {
+		t.Run(srv.name, func(t *testing.T) {
+			n := srv.start(t)
+			mon := n.Raw()
+			if got := mon.Do("MONITOR"); got != "+OK\r\n" {
+				t.Fatalf("MONITOR = %q", got)
+			}
+			c := n.Raw()
+			for _, cmd := range [][]string{
+				{"set", "k", "a\"b\\c\nd\x01\xff\t"},
+				{"auth", "secret"},
+				{"config", "get", "maxclients"}, // admin: not shown
+				{"nosuch"},                      // refused: not shown
+				{"get"},
+				{"MULTI"}, {"SET", "m", "1"}, {"INCR", "m"}, {"EXEC"},
+				{"hello", "2", "auth", "default", "pw"},
+				{"publish", "ch", "m"},
+				{"echo", "end"},
+			} {
+				c.Do(cmd...)
+			}
+			var got []string
+			for !slices.Contains(got, `"echo" "end"`) {
+				line := mon.Reply()
+				if !monitorPrefix.MatchString(line) {
+					t.Fatalf("MONITOR line %q lacks the time and address", line)
+				}
+				got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("MONITOR showed\n%q\nwant\n%q", got, want)
+			}
+			if got := mon.Do("GET", "k"); got != "-ERR Replica can't interact with the keyspace\r\n" {
+				t.Fatalf("GET from the monitor = %q", got)
+			}
+			if got := mon.Do("RESET"); got != "+RESET\r\n" {
+				t.Fatalf("RESET = %q", got)
+			}
+			if got := mon.Do("GET", "m"); got != "$1\r\n2\r\n" {
+				t.Fatalf("GET after RESET = %q", got)
+			}
+		})
+	}
+}
+
+// TestMonitorNamespace: a monitor in a namespace sees only the commands
+// of that namespace's clients; the admin's monitor sees everyone's.
+func TestMonitorNamespace(t *testing.T) {
+	n := StartCairn(t, "--requirepass", "admin")
+	admin := n.Raw()
+	admin.Do("AUTH", "admin")
+	if got := admin.Do("NAMESPACE", "ADD", "ns", "tok"); got != "+OK\r\n" {
+		t.Fatalf("NAMESPACE ADD = %q", got)
+	}
+	nsMon, adminMon, tenant := n.Raw(), n.Raw(), n.Raw()
+	nsMon.Do("AUTH", "tok")
+	adminMon.Do("AUTH", "admin")
+	tenant.Do("AUTH", "tok")
+	for _, m := range []*RawConn{nsMon, adminMon} {
+		if got := m.Do("MONITOR"); got != "+OK\r\n" {
+			t.Fatalf("MONITOR = %q", got)
+		}
+	}
+	admin.Do("SET", "admin-key", "1")
+	tenant.Do("SET", "tenant-key", "1")
+	tenant.Do("ECHO", "end")
+	read := func(m *RawConn) []string {
+		var got []string
+		for !slices.Contains(got, `"ECHO" "end"`) {
+			line := m.Reply()
+			got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
+		}
+		return got
+	}
+	if got, want := read(nsMon), []string{`"SET" "tenant-key" "1"`, `"ECHO" "end"`}; !slices.Equal(got, want) {
+		t.Fatalf("the namespace's monitor showed %q, want %q", got, want)
+	}
+	want := []string{`"SET" "admin-key" "1"`, `"SET" "tenant-key" "1"`, `"ECHO" "end"`}
+	if got := read(adminMon); !slices.Equal(got, want) {
+		t.Fatalf("the admin's monitor showed %q, want %q", got, want)
+	}
+}
