@@ -134,7 +134,25 @@ type Env struct {
 	pause    clientPause
 	slowlog  slowLog
 	monitors monitorSet
+	hot      hotSettings
 	nsMu     sync.Mutex // serializes NAMESPACE changes
+}
+
+// hotSettings are the options every command reads, resolved once
+// (config.Setting) so that reading them costs no lookup.
+type hotSettings struct {
+	once                              sync.Once
+	latencyTracking, slowlogThreshold config.Setting
+}
+
+// settings returns the resolved hot options.
+func (e *Env) settings() *hotSettings {
+	h := &e.hot
+	h.once.Do(func() {
+		h.latencyTracking, _ = e.Config.Setting("latency-tracking")
+		h.slowlogThreshold, _ = e.Config.Setting("slowlog-log-slower-than")
+	})
+	return h
 }
 
 // Client is the state of one connection that commands read and change.

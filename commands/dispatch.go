@@ -129,7 +129,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.
 	took := time.Since(now)
-	spec.stats.record(took, w.Errors > cl.errorMark, e.Config.Bool("latency-tracking"))
+	spec.stats.record(took, w.Errors > cl.errorMark, e.settings().latencyTracking.Bool())
 	e.noteSlow(cl, spec, args, took, now)
 	e.feedMonitors(cl, spec, args, now.Add(took))
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}

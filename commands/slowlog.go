@@ -42,7 +42,7 @@ type slowEntry struct {
 // noteSlow records spec's run of args by cl, which took d, when the
 // slow log's threshold asks for it.
 func (e *Env) noteSlow(cl *Client, spec *Spec, args [][]byte, d time.Duration, now time.Time) {
-	threshold := e.Config.Int("slowlog-log-slower-than")
+	threshold := e.settings().slowlogThreshold.Int()
 	if threshold < 0 || d.Microseconds() < threshold || spec.Flags&FlagSkipSlowlog != 0 {
 		return
 	}

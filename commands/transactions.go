@@ -132,7 +132,7 @@ func cmdExec(c *Ctx) {
 		start, mark := time.Now(), c.W.Errors
 		q.spec.Handler(c)
 		took := time.Since(start)
-		q.spec.stats.record(took, c.W.Errors > mark, c.Env.Config.Bool("latency-tracking"))
+		q.spec.stats.record(took, c.W.Errors > mark, c.Env.settings().latencyTracking.Bool())
 		c.Env.noteSlow(cl, q.spec, q.args, took, start)
 		c.Env.feedMonitors(cl, q.spec, q.args, start.Add(took))
 	}

@@ -134,6 +134,35 @@ func (c *Config) Int(name string) int64 {
 // as proto-max-bulk-len, or 0 when name is not such an option.
 func (c *Config) Bytes(name string) int64 { return c.Int(name) }
 
+// Setting is one option resolved once: reading its value is an atomic
+// load, where Int and Bool also look the name up on every call. A Setting
+// stays valid for the life of its Config; the zero Setting reads as zero
+// and false.
+type Setting struct{ e *entry }
+
+// Setting returns the option called name (or one of its aliases); ok is
+// false for an unknown name.
+func (c *Config) Setting(name string) (s Setting, ok bool) {
+	e := c.entry(name)
+	return Setting{e}, e != nil
+}
+
+// Int returns the current value of an integer or memory-size option.
+func (s Setting) Int() int64 {
+	if s.e == nil {
+		return 0
+	}
+	return s.e.val.Load().num
+}
+
+// Bool returns the current value of a yes/no option.
+func (s Setting) Bool() bool {
+	if s.e == nil {
+		return false
+	}
+	return s.e.val.Load().flag
+}
+
 // Bool returns the current value of a yes/no option, or false when name is
 // not such an option.
 func (c *Config) Bool(name string) bool {
