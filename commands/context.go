@@ -134,6 +134,7 @@ type Env struct {
 	pause    clientPause
 	slowlog  slowLog
 	monitors monitorSet
+	saves    saveState
 	hot      hotSettings
 	nsMu     sync.Mutex // serializes NAMESPACE changes
 }

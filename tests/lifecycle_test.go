@@ -501,3 +501,40 @@ func TestLogLevelChangesAtRuntime(t *testing.T) {
 	r.Reply()
 	waitFor(t, 10*time.Second, "a debug line in the log", func() bool { return strings.Contains(n.Log.String(), "[DEBUG]") })
 }
+
+// TestSaveMakesWritesDurable: with sync off, SAVE returns once every
+// write acknowledged before it is on disk, so kill -9 right after it
+// loses none (without it, up to a second of writes can go). LASTSAVE and
+// INFO persistence report the save.
+func TestSaveMakesWritesDurable(t *testing.T) {
+	n := StartCairn(t)
+	r := n.Raw()
+	before := diffParse(r.Do("LASTSAVE")).n
+	var pipe strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&pipe, "SET durable:%d %d\r\n", i, i)
+	}
+	r.Send(pipe.String())
+	for range 1000 {
+		if got := r.Reply(); got != "+OK\r\n" {
+			t.Fatalf("SET = %q", got)
+		}
+	}
+	if got := r.Do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE = %q", got)
+	}
+	info := r.Do("INFO", "persistence")
+	for _, want := range []string{"rdb_changes_since_last_save:0\r\n", "rdb_saves:1\r\n", "rdb_last_bgsave_status:ok\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO persistence after SAVE lacks %q:\n%s", want, info)
+		}
+	}
+	if after := diffParse(r.Do("LASTSAVE")).n; after < before {
+		t.Fatalf("LASTSAVE went from %d to %d", before, after)
+	}
+	n.Kill()
+	n.Restart()
+	if got := n.Raw().Do("DBSIZE"); got != ":1000\r\n" {
+		t.Fatalf("after SAVE and kill -9: DBSIZE = %q, want 1000", got)
+	}
+}
