@@ -107,8 +107,9 @@ func (p *clientPause) unpause() {
 	p.mu.Unlock()
 }
 
-// stop ends the pause for good: the server is shutting down, and the
-// commands still waiting are dropped (enter returns false).
+// stop ends pausing for good: the server is shutting down. The commands
+// still waiting are dropped (enter returns false); later CLIENT PAUSEs
+// hold nothing back.
 func (p *clientPause) stop() {
 	p.mu.Lock()
 	p.stopped.Store(true)
@@ -135,22 +136,26 @@ func (p *clientPause) signalLocked() {
 // WRITE pause holds it back (pauseHolds). While a pause holds it back it
 // waits, flagged as blocked for CLIENT LIST, until the pause ends (waited
 // is then true), or until the client is closed or the server stops (ok is
-// then false, and the command must not run). A write it lets through is
-// counted in flight until leave.
+// then false, and the command must not run). Once the server stops there
+// are no pauses: a command that did not wait goes through. A write it
+// lets through is counted in flight until leave.
 func (p *clientPause) enter(cl *Client, write bool) (ok, waited bool) {
 	if write {
 		p.inflight.Add(1)
 	}
 	for {
 		st := p.state()
-		if !st.stopped && (!st.ok || !(st.all || write)) {
+		if st.stopped && waited {
+			break // woken by the shutdown: dropped
+		}
+		if !st.ok || !(st.all || write) {
 			cl.passedGate = write
 			return true, waited
 		}
 		if write {
 			p.inflight.Add(-1)
 		}
-		if st.stopped || !p.wait(cl, st) {
+		if !p.wait(cl, st) {
 			return false, waited
 		}
 		waited = true
@@ -158,6 +163,10 @@ func (p *clientPause) enter(cl *Client, write bool) (ok, waited bool) {
 			p.inflight.Add(1)
 		}
 	}
+	if write {
+		p.inflight.Add(-1)
+	}
+	return false, waited
 }
 
 // leave ends what enter counted for cl's command.

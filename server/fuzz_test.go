@@ -39,6 +39,9 @@ func newTestServer(t testing.TB) *Server {
 	}
 	env := &commands.Env{Store: store, Config: cfg, PubSub: pubsub.NewHub(), Log: nullLogger(), Clients: commands.NewClientRegistry(),
 		Stats: &commands.Stats{}, Started: time.Now(), Version: "test"}
+	// CLIENT PAUSE holds nothing back here: a paused request would wait
+	// for the pause to end, not for the fuzzer's client to leave.
+	env.StopClientPause()
 	return New(env)
 }
 
@@ -130,6 +133,11 @@ func FuzzConnection(f *testing.F) {
 		"WATCH k\r\nMULTI\r\nSET k 1\r\nINCR k\r\nMULTI\r\nGET\r\nEXEC\r\nEXEC\r\nDISCARD\r\n",
 		"MULTI\r\nSET a 1 PXAT 1\r\nCOPY a b\r\nFLUSHDB\r\nDBSIZE\r\nSET c 1\r\nEXEC\r\nUNWATCH\r\n",
 		"SET a 1\r\nINCR a\r\nGET a\r\nAPPEND b x\r\nRENAME b c\r\nDEL a c\r\nPING\r\nSET d 1\r\nSET d 2\r\n",
+		"SETBIT k 7 1\r\nBITFIELD k SET i8 #1 -5 INCRBY u4 0 99 OVERFLOW FAIL INCRBY i64 3 -1 GET u63 2\r\nBITOP NOT d k\r\n",
+		"BITCOUNT k -5 -1 BIT\r\nBITPOS k 0 1 -1 BIT\r\nGETBIT k 4294967295\r\nLCS k d IDX WITHMATCHLEN MINMATCHLEN 1\r\n",
+		"DUMP k\r\nRESTORE r 0 x\r\nRESTORE r 0 \"\\x00\\x05hello\\n\\x00cr\\xdfve4 \\n\" REPLACE ABSTTL\r\n",
+		"CLIENT REPLY SKIP\r\nPING\r\nCLIENT REPLY OFF\r\nGET k\r\nCLIENT REPLY ON\r\nCLIENT PAUSE 100 WRITE\r\nSET a 1\r\nCLIENT UNPAUSE\r\n",
+		"CONFIG SET slowlog-log-slower-than 0\r\nSLOWLOG GET -1\r\nSAVE\r\nBGSAVE\r\nLASTSAVE\r\nMONITOR\r\nPING\r\nGET k\r\nRESET\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
