@@ -112,12 +112,14 @@ func cmdGetBit(c *Ctx) {
 	if !ok {
 		return
 	}
-	k, ok := c.readString(c.Args[1])
+	// Only the byte holding the bit is read of an out-of-line value.
+	key := c.Args[1]
+	k, b, ok := c.readStringBytes(key, off>>3, off>>3+1)
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
-	c.W.Int(int64(bitAt(k.m.Value, off)))
+	c.lookedUp(key, k.live)
+	c.W.Int(int64(bitAt(b, off&7)))
 }
 
 // bitRange resolves a BITCOUNT or BITPOS range over a string of n bytes as

@@ -546,6 +546,36 @@ func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
+// readStringBytes returns bytes [from, to) of key's string value, cut
+// at its end (none for a missing key), with the key's state. Of an
+// out-of-line value only those bytes are read, under the key's lock so
+// that its length and bytes come from the same write. It replies and
+// returns ok=false on an error.
+func (c *Ctx) readStringBytes(key []byte, from, to int64) (k keyState, b []byte, ok bool) {
+	k, ok = c.readStringMeta(key)
+	if ok && k.live && k.m.External() && k.m.Value == nil && !c.locked {
+		defer c.lock(key)()
+		k, ok = c.readStringMeta(key)
+	}
+	if !ok || !k.live {
+		return k, nil, ok
+	}
+	if !k.m.External() || k.m.Value != nil {
+		v := k.m.Value
+		return k, v[min(from, int64(len(v))):min(to, int64(len(v)))], true
+	}
+	from, to = min(from, int64(k.m.Size)), min(to, int64(k.m.Size))
+	if from == to {
+		return k, nil, true
+	}
+	b, err := c.Env.Store.LoadValueRange(c.ns(), key, &k.m, from, to)
+	if err != nil {
+		c.storageError(err)
+		return k, nil, false
+	}
+	return k, b, true
+}
+
 // loadValue reads the out-of-line value of a live string key read by
 // lookup into k.m.Value (storage.Metadata.External); on a storage error
 // it replies and returns false.

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""SETBIT and GETBIT at random offsets of one 1.25 MB bitmap ("bm", which
+the caller creates with SETBIT bm 9999999 1 on both servers), 10 requests
+in flight, against a Cairn on PORT and a redis-server on 7399 (REDIS_PORT
+overrides), both on 127.0.0.1: 2,000 SETBITs, then 20,000 GETBITs, per
+server. Prints requests per second.
+
+Usage: scripts/bitmap-bench.py CAIRN_PORT
+"""
+import os
+import socket, random, time, sys
+def run(port, n, cmd):
+    s = socket.create_connection(("127.0.0.1", port))
+    rnd = random.Random(1)
+    reqs = []
+    for i in range(n):
+        off = str(rnd.randrange(10000000)).encode()
+        args = [cmd.encode(), b"bm", off] + ([str(i % 2).encode()] if cmd == "setbit" else [])
+        reqs.append(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args))
+    t = time.time()
+    # batches of 10 in flight
+    f = s.makefile("rb")
+    for i in range(0, n, 10):
+        s.sendall(b"".join(reqs[i:i+10]))
+        for _ in reqs[i:i+10]:
+            f.readline()
+    return n / (time.time() - t)
+for port, name in ((int(sys.argv[1]), "cairn"), (int(os.environ.get("REDIS_PORT", "7399")), "redis")):
+    print(name, "setbit/s %.0f" % run(port, 2000, "setbit"), "getbit/s %.0f" % run(port, 20000, "getbit"))
