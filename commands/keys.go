@@ -34,6 +34,8 @@ func init() {
 		&Spec{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
 		&Spec{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
 		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
+		&Spec{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Moves a key to another database.", Handler: cmdMove},
+		&Spec{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "4.0.0", Summary: "Swaps two Redis databases.", Handler: cmdSwapDB},
 		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
 		&Spec{Name: "scan", Arity: -2, Flags: FlagReadOnly, Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Handler: cmdScan},
 		&Spec{Name: "randomkey", Arity: 1, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
@@ -666,4 +668,51 @@ func cmdFlushAll(c *Ctx) {
 	if c.commit(b) {
 		c.W.OK()
 	}
+}
+
+// Cairn has one database (databases 1), so MOVE and SWAPDB answer as
+// Redis does when started with databases 1.
+
+// dbIndex parses a database index as Redis's getIntFromObjectOrReply: a
+// 32-bit integer, else the error msg (Redis's generic ones when empty).
+func (c *Ctx) dbIndex(arg []byte, msg string) (int64, bool) {
+	n, ok := parseInt(arg)
+	switch {
+	case !ok && msg == "":
+		msg = errNotInt
+	case (n < math.MinInt32 || n > math.MaxInt32) && msg == "":
+		msg = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	case ok && n >= math.MinInt32 && n <= math.MaxInt32:
+		return n, true
+	}
+	c.W.Error(msg)
+	return 0, false
+}
+
+func cmdMove(c *Ctx) {
+	db, ok := c.dbIndex(c.Args[2], "")
+	if !ok {
+		return
+	}
+	if db != 0 {
+		c.W.Error("ERR DB index is out of range")
+		return
+	}
+	c.W.Error("ERR source and destination objects are the same")
+}
+
+func cmdSwapDB(c *Ctx) {
+	a, ok := c.dbIndex(c.Args[1], "ERR invalid first DB index")
+	if !ok {
+		return
+	}
+	b, ok := c.dbIndex(c.Args[2], "ERR invalid second DB index")
+	if !ok {
+		return
+	}
+	if a != 0 || b != 0 {
+		c.W.Error("ERR DB index is out of range")
+		return
+	}
+	c.W.OK() // swapping database 0 with itself changes nothing
 }

@@ -1373,6 +1373,14 @@ var diffBuilders = []diffBuilder{
 		return args
 	}},
 	{2, func(g *diffGen) []string { return []string{g.word("dump"), g.key()} }},
+	{1, func(g *diffGen) []string {
+		// Not 1..15: the reference redis-server has 16 databases.
+		dbs := []string{"0", "0", "-1", "16", "abc", "2147483648", "-2147483649", "", "00"}
+		if g.chance(0.5) {
+			return []string{g.word("move"), g.key(), g.pick(dbs)}
+		}
+		return []string{g.word("swapdb"), g.pick(dbs), g.pick(dbs)}
+	}},
 	{3, func(g *diffGen) []string {
 		args := []string{g.word("restore"), g.key(), "0", g.dumpPayload()}
 		switch x := g.rng.IntN(10); {
@@ -1537,7 +1545,7 @@ func (g *diffGen) wrongArity() []string {
 		{"pttl", k, k}, {"type"}, {"rename", k}, {"renamenx", k, k, k}, {"copy", k},
 		{"keys"}, {"keys", "*", "*"}, {"scan"}, {"randomkey", k}, {"dbsize", k},
 		{"setbit", k, "1"}, {"getbit", k}, {"bitcount"}, {"bitpos", k}, {"bitop", "and", k},
-		{"bitfield"}, {"bitfield_ro"}, {"dump"}, {"dump", k, k}, {"restore", k, "0"}, {"lcs", k},
+		{"bitfield"}, {"bitfield_ro"}, {"dump"}, {"dump", k, k}, {"restore", k, "0"}, {"lcs", k}, {"move", k}, {"swapdb", "0"},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
