@@ -131,15 +131,7 @@ func bitRange(n, start, end int64, inBits bool) (from, to int64) {
 	if inBits {
 		total = n << 3
 	}
-	if start < 0 {
-		start += total
-	}
-	if end < 0 {
-		end += total
-	}
-	start, end = max(start, 0), max(end, 0)
-	end = min(end, total-1)
-	if start > end {
+	if start, end = clampRange(total, start, end); start > end {
 		return 1, 0 // empty; start may be too large to convert to bits
 	}
 	if inBits {

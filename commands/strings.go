@@ -474,6 +474,19 @@ func cmdSetRange(c *Ctx) {
 	}
 }
 
+// clampRange resolves Redis's inclusive range [start, end] over n items:
+// a negative index counts from the end, and both are then clamped to
+// [0, n-1]. The range is empty when start > end afterwards.
+func clampRange(n, start, end int64) (int64, int64) {
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	return max(start, 0), min(max(end, 0), n-1)
+}
+
 func cmdGetRange(c *Ctx) {
 	start, ok := parseInt(c.Args[2])
 	end, ok2 := parseInt(c.Args[3])
@@ -507,17 +520,8 @@ func cmdGetRange(c *Ctx) {
 		c.W.BulkString("")
 		return
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	start, end = max(start, 0), max(end, 0)
-	if end >= n {
-		end = n - 1
-	}
-	if start > end || n == 0 {
+	start, end = clampRange(n, start, end)
+	if start > end {
 		c.W.BulkString("")
 		return
 	}

@@ -409,8 +409,8 @@ func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client) bool {
 const MaxPipelineGroup = 64
 
 // Groupable reports whether a request may join a group of pipelined
-// requests (DispatchGroup): a string, bitmap or key command with the right number
-// of arguments that names its keys.
+// requests (DispatchGroup): a string, bitmap or key command with the
+// right number of arguments that names its keys.
 func Groupable(args [][]byte) bool {
 	spec := Lookup(args[0])
 	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil &&
