@@ -77,15 +77,10 @@ func cmdSetBit(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	unlock := c.lock(key)
+	k, m, unlock, ok := c.lockedString(key)
 	defer unlock()
-	k, ok := c.readString(key)
 	if !ok {
 		return
-	}
-	m := storage.Metadata{Type: storage.TypeString}
-	if k.live {
-		m = k.m
 	}
 	old := bitAt(m.Value, off)
 	// As in Redis, a bit set to what it was, within the string, writes
@@ -451,15 +446,10 @@ func bitfield(c *Ctx, readOnly bool) {
 		}
 		return
 	}
-	unlock := c.lock(key)
+	k, m, unlock, ok := c.lockedString(key)
 	defer unlock()
-	k, ok := c.readString(key)
 	if !ok {
 		return
-	}
-	m := storage.Metadata{Type: storage.TypeString}
-	if k.live {
-		m = k.m
 	}
 	// As in Redis, the string grows to the last bit a write reaches (and
 	// a missing key is created) even when OVERFLOW FAIL refuses every

@@ -451,13 +451,8 @@ func cmdClientPause(c *Ctx) {
 			return
 		}
 	}
-	ms, ok := parseInt(c.Args[2])
+	ms, ok := c.timeoutArg(2)
 	if !ok {
-		c.W.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		c.W.Error("ERR timeout is negative")
 		return
 	}
 	d := maxPause

@@ -714,6 +714,22 @@ func parseInt(b []byte) (int64, bool) {
 	return n, err == nil
 }
 
+// timeoutArg parses argument i as a timeout in milliseconds, as Redis's
+// getTimeoutFromObjectOrReply does (WAIT, CLIENT PAUSE), replying with
+// its errors.
+func (c *Ctx) timeoutArg(i int) (int64, bool) {
+	n, ok := parseInt(c.Args[i])
+	switch {
+	case !ok:
+		c.W.Error("ERR timeout is not an integer or out of range")
+	case n < 0:
+		c.W.Error("ERR timeout is negative")
+	default:
+		return n, true
+	}
+	return 0, false
+}
+
 // intArg parses args[i] as an integer, replying with Redis's error when it
 // is not one.
 func (c *Ctx) intArg(i int) (int64, bool) {

@@ -148,13 +148,8 @@ func cmdWait(c *Ctx) {
 	if !ok {
 		return
 	}
-	timeout, ok := parseInt(c.Args[2])
+	timeout, ok := c.timeoutArg(2)
 	if !ok {
-		c.W.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if timeout < 0 {
-		c.W.Error("ERR timeout is negative")
 		return
 	}
 	got := c.Env.Repl.WaitAcks(int(want), c.Env.Store.Offset(), time.Duration(timeout)*time.Millisecond)

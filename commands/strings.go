@@ -387,21 +387,35 @@ func cmdGetEx(c *Ctx) {
 // maxBulk returns proto-max-bulk-len, the largest string value allowed.
 func (c *Ctx) maxBulk() int64 { return c.Env.Config.Bytes("proto-max-bulk-len") }
 
+// lockedString takes key's lock, released by the returned func (which
+// the caller defers, whatever ok is), and reads the key for a
+// read-modify-write of its string value: m is its metadata, or a new
+// string's when the key is missing. It replies and returns ok=false when
+// the key cannot be read.
+func (c *Ctx) lockedString(key []byte) (k keyState, m storage.Metadata, unlock func(), ok bool) {
+	unlock = c.lock(key)
+	if k, ok = c.readString(key); !ok {
+		return k, m, unlock, false
+	}
+	m = storage.Metadata{Type: storage.TypeString}
+	if k.live {
+		m = k.m
+	}
+	return k, m, unlock, true
+}
+
 func cmdAppend(c *Ctx) {
 	key := c.Args[1]
-	unlock := c.lock(key)
+	k, m, unlock, ok := c.lockedString(key)
 	defer unlock()
-	k, ok := c.readString(key)
 	if !ok {
 		return
 	}
-	m := storage.Metadata{Type: storage.TypeString}
 	if k.live {
 		if int64(len(k.m.Value))+int64(len(c.Args[2])) > c.maxBulk() {
 			c.W.Error(errTooBig)
 			return
 		}
-		m = k.m
 		m.Value = append(append(make([]byte, 0, len(k.m.Value)+len(c.Args[2])), k.m.Value...), c.Args[2]...)
 	} else {
 		m.Value = c.Args[2]
@@ -440,9 +454,8 @@ func cmdSetRange(c *Ctx) {
 	}
 	val := c.Args[3]
 	key := c.Args[1]
-	unlock := c.lock(key)
+	k, m, unlock, ok := c.lockedString(key)
 	defer unlock()
-	k, ok := c.readString(key)
 	if !ok {
 		return
 	}
@@ -458,16 +471,9 @@ func cmdSetRange(c *Ctx) {
 		c.W.Error(errTooBig)
 		return
 	}
-	m := storage.Metadata{Type: storage.TypeString}
-	var cur []byte
-	if k.live {
-		m = k.m
-		cur = k.m.Value
-	}
-	n := max(int64(len(cur)), offset+int64(len(val)))
-	buf := make([]byte, n)
-	copy(buf, cur)
+	buf := grownCopy(m.Value, offset+int64(len(val)))
 	copy(buf[offset:], val)
+	n := int64(len(buf))
 	m.Value = buf
 	if c.putKey(storage.CmdSetRange, key, &k, m, notify.CodeSetRange) {
 		c.W.Int(n)
@@ -560,20 +566,17 @@ func cmdDecrBy(c *Ctx) {
 
 func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 	key := c.Args[1]
-	unlock := c.lock(key)
+	k, m, unlock, ok := c.lockedString(key)
 	defer unlock()
-	k, ok := c.readString(key)
 	if !ok {
 		return
 	}
 	var cur int64
-	m := storage.Metadata{Type: storage.TypeString}
 	if k.live {
 		if cur, ok = parseInt(k.m.Value); !ok {
 			c.W.Error(errNotInt)
 			return
 		}
-		m = k.m
 	}
 	if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) || (delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
 		c.W.Error(errOverflow)
@@ -588,21 +591,18 @@ func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 
 func cmdIncrByFloat(c *Ctx) {
 	key := c.Args[1]
-	unlock := c.lock(key)
-	defer unlock()
 	// Redis checks the key's type, then its value, then the increment.
-	k, ok := c.readString(key)
+	k, m, unlock, ok := c.lockedString(key)
+	defer unlock()
 	if !ok {
 		return
 	}
 	cur := newLongDouble()
-	m := storage.Metadata{Type: storage.TypeString}
 	if k.live {
 		if cur, ok = parseLongDouble(k.m.Value); !ok {
 			c.W.Error(errNotFloat)
 			return
 		}
-		m = k.m
 	}
 	incr, ok := parseLongDouble(c.Args[2])
 	if !ok {
