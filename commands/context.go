@@ -136,7 +136,10 @@ type Env struct {
 	monitors monitorSet
 	saves    saveState
 	hot      hotSettings
-	nsMu     sync.Mutex // serializes NAMESPACE changes
+
+	runIDOnce sync.Once
+	runIDHex  string
+	nsMu      sync.Mutex // serializes NAMESPACE changes
 }
 
 // hotSettings are the options every command reads, resolved once

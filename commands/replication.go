@@ -195,6 +195,7 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 		fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, rp.Addr, rp.Port, rp.State, rp.Offset,
 			int(time.Since(rp.LastAck).Seconds()))
 	}
+	field("master_failover_state", "no-failover")
 	field("master_replid", id)
 	field("master_replid2", id2)
 	field("master_repl_offset", off)
@@ -203,4 +204,14 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 	} else {
 		field("second_repl_offset", second+1)
 	}
+	// The replication log is the backlog; offsets count batches.
+	ls := r.LogStats()
+	field("repl_backlog_active", 1)
+	field("repl_backlog_size", c.Env.Config.Bytes("repl-log-max-bytes"))
+	histlen := uint64(0)
+	if ls.First > 0 {
+		histlen = ls.Last - ls.First + 1
+	}
+	field("repl_backlog_first_byte_offset", ls.First)
+	field("repl_backlog_histlen", histlen)
 }

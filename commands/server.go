@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
@@ -212,21 +214,31 @@ func (c *Ctx) infoSection(name string) string {
 		field("redis_mode", "standalone")
 		field("os", runtime.GOOS+" "+runtime.GOARCH)
 		field("arch_bits", strconv.IntSize)
+		field("multiplexing_api", "epoll") // Go's network poller on Linux
 		field("go_version", runtime.Version())
 		field("process_id", os.Getpid())
+		field("process_supervised", "no")
+		field("run_id", e.runID())
 		field("tcp_port", e.Config.Int("port"))
+		field("server_time_usec", c.Now.UnixMicro())
 		field("uptime_in_seconds", int64(up.Seconds()))
 		field("uptime_in_days", int64(up.Hours()/24))
-		field("hz", e.Config.Int("hz"))
+		hz := e.Config.Int("hz")
+		field("hz", min(max(hz, 1), 500))
+		field("configured_hz", hz)
 		exe, _ := os.Executable()
 		field("executable", exe)
 		field("config_file", e.Config.Path())
+		field("io_threads_active", 0)
 	case "clients":
 		b.WriteString("# Clients\r\n")
 		field("connected_clients", e.Clients.Len())
 		field("pubsub_clients", e.PubSub.Stats().Clients)
+		field("cluster_connections", 0)
 		field("maxclients", e.Config.Int("maxclients"))
 		field("blocked_clients", e.pause.waiting.Load())
+		field("tracking_clients", 0)
+		field("clients_in_timeout_table", 0)
 	case "memory":
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -236,7 +248,19 @@ func (c *Ctx) infoSection(name string) string {
 		rss := residentBytes()
 		field("used_memory_rss", rss)
 		field("used_memory_rss_human", humanBytes(rss))
+		total := systemMemory()
+		field("total_system_memory", total)
+		field("total_system_memory_human", humanBytes(total))
 		field("maxmemory", 0)
+		field("maxmemory_human", "0B")
+		field("maxmemory_policy", e.Config.String("maxmemory-policy"))
+		ratio := 0.0
+		if ms.HeapAlloc > 0 {
+			ratio = float64(rss) / float64(ms.HeapAlloc)
+		}
+		field("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+		field("mem_fragmentation_bytes", rss-int64(ms.HeapAlloc))
+		field("mem_allocator", "go")
 	case "persistence":
 		b.WriteString("# Persistence\r\n")
 		field("loading", 0)
@@ -275,6 +299,16 @@ func (c *Ctx) infoSection(name string) string {
 		field("pubsub_patterns", ps.Patterns)
 		field("pubsubshard_channels", ps.ShardChannels)
 		field("client_output_buffer_limit_disconnections", s.OutputLimitDisconnections.Load())
+		// Cairn never evicts, forks, tracks keys for clients or caches
+		// MIGRATE sockets.
+		field("evicted_keys", 0)
+		field("evicted_clients", 0)
+		field("total_forks", 0)
+		field("latest_fork_usec", 0)
+		field("migrate_cached_sockets", 0)
+		field("tracking_total_keys", 0)
+		field("tracking_total_items", 0)
+		field("tracking_total_prefixes", 0)
 		field("sync_full", e.Repl.SyncFull.Load())
 		field("sync_partial_ok", e.Repl.SyncPartialOK.Load())
 		field("sync_partial_err", e.Repl.SyncPartialErr.Load())
@@ -286,6 +320,8 @@ func (c *Ctx) infoSection(name string) string {
 		user, sys := cpuSeconds()
 		field("used_cpu_sys", fmt.Sprintf("%.6f", sys))
 		field("used_cpu_user", fmt.Sprintf("%.6f", user))
+		field("used_cpu_sys_children", "0.000000") // Cairn starts no processes
+		field("used_cpu_user_children", "0.000000")
 	case "commandstats":
 		b.WriteString("# Commandstats\r\n")
 		for _, spec := range allSpecs() {
@@ -342,6 +378,36 @@ func humanBytes(n int64) string {
 }
 
 // residentBytes reads the process's resident set size from /proc.
+// runID returns the process's INFO run_id: 40 random hex digits drawn at
+// the first call, as Redis draws one per process start.
+func (e *Env) runID() string {
+	e.runIDOnce.Do(func() {
+		var b [20]byte
+		rand.Read(b[:])
+		e.runIDHex = hex.EncodeToString(b[:])
+	})
+	return e.runIDHex
+}
+
+// systemMemory returns the machine's memory (MemTotal of /proc/meminfo),
+// or 0 when it cannot be read.
+func systemMemory() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
 func residentBytes() int64 {
 	data, err := os.ReadFile("/proc/self/statm")
 	if err != nil {

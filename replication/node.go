@@ -63,6 +63,10 @@ type Node struct {
 	SyncFull, SyncPartialOK, SyncPartialErr atomic.Int64
 }
 
+// LogStats returns a snapshot of the node's replication log (INFO
+// replication's backlog fields).
+func (n *Node) LogStats() LogStats { return n.opts.Log.Stats() }
+
 // ErrNotReplica is returned by operations that need the replica role.
 var ErrNotReplica = errors.New("replication: this node is not a replica")
 

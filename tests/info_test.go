@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -113,4 +114,48 @@ func TestKeyspaceAvgTTL(t *testing.T) {
 	expect("a restart of the primary", 3, 2, 700_000)
 	must(t, pc.Del(cx, "a", "c").Err())
 	expect("DEL a c", 1, 0, 0)
+}
+
+// TestInfoFieldsMonitoringReads: the INFO fields that monitoring tools
+// (redis_exporter, dashboards) read are there on Cairn as on Redis, with
+// values that mean what Redis's mean: a run_id of 40 hex digits that lasts
+// as long as the process, and a backlog (the replication log) holding
+// every batch of a fresh server.
+func TestInfoFieldsMonitoringReads(t *testing.T) {
+	fields := []string{"redis_version", "run_id", "process_id", "uptime_in_seconds", "hz", "configured_hz",
+		"connected_clients", "blocked_clients", "maxclients", "tracking_clients",
+		"used_memory", "used_memory_rss", "total_system_memory", "maxmemory", "maxmemory_policy", "mem_fragmentation_ratio",
+		"rdb_changes_since_last_save", "rdb_last_save_time", "rdb_bgsave_in_progress", "rdb_last_bgsave_status",
+		"total_connections_received", "total_commands_processed", "instantaneous_ops_per_sec", "total_net_input_bytes",
+		"rejected_connections", "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses", "total_forks",
+		"role", "connected_slaves", "master_repl_offset", "repl_backlog_active", "repl_backlog_size",
+		"repl_backlog_first_byte_offset", "repl_backlog_histlen", "used_cpu_sys", "used_cpu_user", "used_cpu_sys_children"}
+	for _, srv := range cairnAndRedis {
+		t.Run(srv.name, func(t *testing.T) {
+			n := srv.start(t)
+			c := n.Client()
+			for i := range 5 {
+				must(t, c.Set(ctx(t), "k"+strconv.Itoa(i), "v", 0).Err())
+			}
+			info := infoOf(c, "everything")
+			for _, f := range fields {
+				if _, ok := info[f]; !ok {
+					t.Errorf("INFO has no %s", f)
+				}
+			}
+			if srv.name != "cairn" {
+				return
+			}
+			if id := info["run_id"]; !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(id) {
+				t.Fatalf("run_id %q", id)
+			}
+			if again := infoOf(c, "server")["run_id"]; again != info["run_id"] {
+				t.Fatalf("run_id changed from %s to %s", info["run_id"], again)
+			}
+			if info["repl_backlog_first_byte_offset"] != "1" || info["repl_backlog_histlen"] != info["master_repl_offset"] {
+				t.Fatalf("backlog first %s histlen %s, master_repl_offset %s", info["repl_backlog_first_byte_offset"],
+					info["repl_backlog_histlen"], info["master_repl_offset"])
+			}
+		})
+	}
 }
