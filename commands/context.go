@@ -184,8 +184,12 @@ type Client struct {
 	// Kill closes the connection from another goroutine.
 	Kill func()
 	// Closed, when set, is closed once the connection is: a command
-	// waiting for CLIENT PAUSE to end gives up then.
-	Closed <-chan struct{}
+	// waiting for CLIENT PAUSE to end gives up then. PeerGone, when set,
+	// reports whether the client has closed its side, which such a
+	// command checks now and then, as Redis frees a client that leaves
+	// while paused.
+	Closed   <-chan struct{}
+	PeerGone func() bool
 
 	// Subscriber is the connection's receiving end in the Pub/Sub hub.
 	Subscriber pubsub.Subscriber

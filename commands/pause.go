@@ -177,8 +177,12 @@ func (p *clientPause) leave(cl *Client) {
 	}
 }
 
+// peerCheckEvery is how often a waiting command checks whether its
+// client has left.
+const peerCheckEvery = 100 * time.Millisecond
+
 // wait blocks cl until the pause st changes or ends; it reports false
-// when the client is closed.
+// when the client is closed or has left.
 func (p *clientPause) wait(cl *Client, st pauseState) bool {
 	p.waiting.Add(1)
 	cl.blocked.Store(true)
@@ -188,11 +192,20 @@ func (p *clientPause) wait(cl *Client, st pauseState) bool {
 	}()
 	t := time.NewTimer(time.Until(st.until))
 	defer t.Stop()
-	select {
-	case <-st.changed:
-	case <-t.C:
-	case <-cl.Closed:
-		return false
+	check := time.NewTicker(peerCheckEvery)
+	defer check.Stop()
+	for {
+		select {
+		case <-st.changed:
+			return true
+		case <-t.C:
+			return true
+		case <-cl.Closed:
+			return false
+		case <-check.C:
+			if cl.PeerGone != nil && cl.PeerGone() {
+				return false
+			}
+		}
 	}
-	return true
 }

@@ -89,6 +89,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		Kill:    c.close,
 		Closed:  c.closed,
 	}
+	cl.PeerGone = c.sock.PeerClosed
 	cl.Subscriber = c
 	cl.CanHandoff = true
 	cl.StartQueuedOutput = c.startOutbox

@@ -18,6 +18,10 @@ func Wrap(nc net.Conn) *Conn { return &Conn{nc: nc} }
 // nc.Read does.
 func (c *Conn) Read(p []byte) (int, error) { return c.nc.Read(p) }
 
+// PeerClosed reports false here: without raw system calls, a closed peer
+// is only seen by the next read.
+func (c *Conn) PeerClosed() bool { return false }
+
 // Write writes all of p, as nc.Write does.
 func (c *Conn) Write(p []byte) (int, error) { return c.nc.Write(p) }
 

@@ -46,6 +46,23 @@ func Wrap(nc net.Conn) *Conn {
 	return c
 }
 
+// PeerClosed reports whether the peer has closed its side of the
+// connection, or the connection failed, without consuming a byte: a
+// non-blocking peek. Unread bytes count as open. The reader calls it
+// while it is not reading (a command waiting for CLIENT PAUSE to end).
+func (c *Conn) PeerClosed() bool {
+	if c.rc == nil {
+		return false
+	}
+	closed := false
+	c.rc.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = (n == 0 && err == nil) || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR)
+	})
+	return closed
+}
+
 // maxIovecs bounds the buffers one writev(2) takes (Linux's IOV_MAX).
 const maxIovecs = 1024
 

@@ -241,3 +241,39 @@ func TestClientPauseShutdown(t *testing.T) {
 		t.Fatalf("the write that waited for the pause ran: EXISTS = %q", got)
 	}
 }
+
+// TestClientPauseFreesClientsThatLeave: a client that closes its
+// connection while its write waits for CLIENT PAUSE is gone at once (from
+// connected_clients), not when the pause ends, and its write never runs.
+func TestClientPauseFreesClientsThatLeave(t *testing.T) {
+	for _, srv := range cairnAndRedis {
+		t.Run(srv.name, func(t *testing.T) {
+			n := srv.start(t)
+			admin := n.Raw()
+			if got := admin.Do("CLIENT", "PAUSE", "60000", "WRITE"); got != "+OK\r\n" {
+				t.Fatalf("CLIENT PAUSE = %q", got)
+			}
+			leaver := n.Raw()
+			leaver.Send("SET left 1\r\n")
+			waitFor(t, 10*time.Second, "the write to wait", func() bool {
+				return strings.Contains(admin.Do("INFO", "clients"), "blocked_clients:1\r\n")
+			})
+			leaver.c.Close()
+			waitFor(t, 10*time.Second, "the client that left to be freed", func() bool {
+				info := admin.Do("INFO", "clients")
+				return strings.Contains(info, "connected_clients:1\r\n") && strings.Contains(info, "blocked_clients:0\r\n")
+			})
+			if got := admin.Do("CLIENT", "UNPAUSE"); got != "+OK\r\n" {
+				t.Fatalf("CLIENT UNPAUSE = %q", got)
+			}
+			// A write after the unpause on this connection is the marker:
+			// the one that left would have run before it.
+			if got := admin.Do("SET", "marker", "1"); got != "+OK\r\n" {
+				t.Fatalf("SET marker = %q", got)
+			}
+			if got := admin.Do("EXISTS", "left"); got != ":0\r\n" {
+				t.Fatalf("the write of the client that left ran: EXISTS = %q", got)
+			}
+		})
+	}
+}
