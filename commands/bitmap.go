@@ -150,11 +150,10 @@ func (c *Ctx) rangeUnit(arg []byte) (inBits, ok bool) {
 func cmdBitCount(c *Ctx) {
 	// As in Redis 7.0, the key is looked up before the range is parsed: a
 	// missing key counts 0 whatever follows it.
-	k, ok := c.readString(c.Args[1])
+	k, ok := c.lookupString(c.Args[1])
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
 		c.W.Int(0)
 		return
@@ -218,11 +217,10 @@ func cmdBitPos(c *Ctx) {
 		c.W.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	k, ok := c.readString(c.Args[1])
+	k, ok := c.lookupString(c.Args[1])
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
 		// A missing key is an endless run of zeros.
 		c.W.Int(-bit)
@@ -298,11 +296,10 @@ func cmdBitOp(c *Ctx) {
 	srcs := make([][]byte, len(srcKeys))
 	maxLen := 0
 	for i, key := range srcKeys {
-		k, ok := c.readString(key)
+		k, ok := c.lookupString(key)
 		if !ok {
 			return
 		}
-		c.lookedUp(key, k.live)
 		if k.live {
 			srcs[i] = k.m.Value
 			maxLen = max(maxLen, len(k.m.Value))
@@ -435,11 +432,10 @@ func bitfield(c *Ctx, readOnly bool) {
 	}
 	key := c.Args[1]
 	if highest < 0 {
-		k, ok := c.readString(key)
+		k, ok := c.lookupString(key)
 		if !ok {
 			return
 		}
-		c.lookedUp(key, k.live)
 		c.W.Array(len(ops))
 		for _, op := range ops {
 			c.W.Int(op.get(k.m.Value))

@@ -540,6 +540,16 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 	return k, c.loadValue(key, &k)
 }
 
+// lookupString is readString for a command that reads key as Redis's
+// lookupKeyRead does: the lookup also counts as a keyspace hit or miss,
+// and a miss publishes keymiss (lookedUp).
+func (c *Ctx) lookupString(key []byte) (k keyState, ok bool) {
+	if k, ok = c.readString(key); ok {
+		c.lookedUp(key, k.live)
+	}
+	return k, ok
+}
+
 // readStringMeta is readString without reading an out-of-line value
 // (for commands that need its length or a part of it).
 func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {

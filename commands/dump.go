@@ -22,11 +22,10 @@ func init() {
 
 func cmdDump(c *Ctx) {
 	key := c.Args[1]
-	k, ok := c.readString(key)
+	k, ok := c.lookupString(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return

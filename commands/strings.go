@@ -36,11 +36,10 @@ func init() {
 }
 
 func cmdGet(c *Ctx) {
-	k, ok := c.readString(c.Args[1])
+	k, ok := c.lookupString(c.Args[1])
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -312,11 +311,10 @@ func cmdGetSet(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readString(key)
+	k, ok := c.lookupString(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet) {
 		c.replyValue(&k)
 	}
@@ -326,11 +324,10 @@ func cmdGetDel(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readString(key)
+	k, ok := c.lookupString(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -348,11 +345,10 @@ func cmdGetEx(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readString(key)
+	k, ok := c.lookupString(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -628,11 +624,10 @@ func cmdIncrByFloat(c *Ctx) {
 func cmdLCS(c *Ctx) {
 	var vals [2][]byte
 	for i, key := range c.Args[1:3] {
-		k, ok := c.readString(key)
+		k, ok := c.lookupString(key)
 		if !ok {
 			return
 		}
-		c.lookedUp(key, k.live)
 		vals[i] = k.m.Value
 	}
 	var getLen, getIdx, withMatchLen bool
