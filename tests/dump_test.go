@@ -47,18 +47,10 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 
 	// MIGRATE from Redis: the key leaves Redis and arrives in Cairn with
 	// its TTL.
-	if got := r.Do("SET", "migrated", "payload", "EX", "1000"); got != "+OK\r\n" {
-		t.Fatalf("SET = %q", got)
-	}
-	if got := r.Do("MIGRATE", "127.0.0.1", strconv.Itoa(cairn.Port), "migrated", "0", "5000"); got != "+OK\r\n" {
-		t.Fatalf("MIGRATE = %q", got)
-	}
-	if got := r.Do("EXISTS", "migrated"); got != ":0\r\n" {
-		t.Fatalf("EXISTS on Redis after MIGRATE = %q", got)
-	}
-	if got := c.Do("GET", "migrated"); got != "$7\r\npayload\r\n" {
-		t.Fatalf("GET on Cairn after MIGRATE = %q", got)
-	}
+	r.Expect("+OK\r\n", "SET", "migrated", "payload", "EX", "1000")
+	r.Expect("+OK\r\n", "MIGRATE", "127.0.0.1", strconv.Itoa(cairn.Port), "migrated", "0", "5000")
+	r.Expect(":0\r\n", "EXISTS", "migrated")
+	c.Expect("$7\r\npayload\r\n", "GET", "migrated")
 	if ttl := diffParse(c.Do("TTL", "migrated")); ttl.n < 990 || ttl.n > 1000 {
 		t.Fatalf("TTL on Cairn after MIGRATE = %d", ttl.n)
 	}

@@ -277,6 +277,15 @@ func (r *RawConn) Do(args ...string) string {
 	return r.Reply()
 }
 
+// Expect sends a command as Do does and fails the test unless the raw
+// reply is want.
+func (r *RawConn) Expect(want string, args ...string) {
+	r.t.Helper()
+	if got := r.Do(args...); got != want {
+		r.t.Fatalf("%q: reply %q, want %q", args, got, want)
+	}
+}
+
 // Reply reads one complete RESP reply and returns its raw bytes.
 func (r *RawConn) Reply() string {
 	r.t.Helper()

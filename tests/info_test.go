@@ -130,32 +130,29 @@ func TestInfoFieldsMonitoringReads(t *testing.T) {
 		"rejected_connections", "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses", "total_forks",
 		"role", "connected_slaves", "master_repl_offset", "repl_backlog_active", "repl_backlog_size",
 		"repl_backlog_first_byte_offset", "repl_backlog_histlen", "used_cpu_sys", "used_cpu_user", "used_cpu_sys_children"}
-	for _, srv := range cairnAndRedis {
-		t.Run(srv.name, func(t *testing.T) {
-			n := srv.start(t)
-			c := n.Client()
-			for i := range 5 {
-				must(t, c.Set(ctx(t), "k"+strconv.Itoa(i), "v", 0).Err())
+	forEachTarget(t, func(t *testing.T, n *Node) {
+		c := n.Client()
+		for i := range 5 {
+			must(t, c.Set(ctx(t), "k"+strconv.Itoa(i), "v", 0).Err())
+		}
+		info := infoOf(c, "everything")
+		for _, f := range fields {
+			if _, ok := info[f]; !ok {
+				t.Errorf("INFO has no %s", f)
 			}
-			info := infoOf(c, "everything")
-			for _, f := range fields {
-				if _, ok := info[f]; !ok {
-					t.Errorf("INFO has no %s", f)
-				}
-			}
-			if srv.name != "cairn" {
-				return
-			}
-			if id := info["run_id"]; !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(id) {
-				t.Fatalf("run_id %q", id)
-			}
-			if again := infoOf(c, "server")["run_id"]; again != info["run_id"] {
-				t.Fatalf("run_id changed from %s to %s", info["run_id"], again)
-			}
-			if info["repl_backlog_first_byte_offset"] != "1" || info["repl_backlog_histlen"] != info["master_repl_offset"] {
-				t.Fatalf("backlog first %s histlen %s, master_repl_offset %s", info["repl_backlog_first_byte_offset"],
-					info["repl_backlog_histlen"], info["master_repl_offset"])
-			}
-		})
-	}
+		}
+		if n.Name != "cairn" {
+			return
+		}
+		if id := info["run_id"]; !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(id) {
+			t.Fatalf("run_id %q", id)
+		}
+		if again := infoOf(c, "server")["run_id"]; again != info["run_id"] {
+			t.Fatalf("run_id changed from %s to %s", info["run_id"], again)
+		}
+		if info["repl_backlog_first_byte_offset"] != "1" || info["repl_backlog_histlen"] != info["master_repl_offset"] {
+			t.Fatalf("backlog first %s histlen %s, master_repl_offset %s", info["repl_backlog_first_byte_offset"],
+				info["repl_backlog_histlen"], info["master_repl_offset"])
+		}
+	})
 }

@@ -26,49 +26,38 @@ func TestMonitor(t *testing.T) {
 		`"publish" "ch" "m"`,
 		`"echo" "end"`,
 	}
-	for _, srv := range cairnAndRedis {
-		t.Run(srv.name, func(t *testing.T) {
-			n := srv.start(t)
-			mon := n.Raw()
-			if got := mon.Do("MONITOR"); got != "+OK\r\n" {
-				t.Fatalf("MONITOR = %q", got)
+	forEachTarget(t, func(t *testing.T, n *Node) {
+		mon := n.Raw()
+		mon.Expect("+OK\r\n", "MONITOR")
+		c := n.Raw()
+		for _, cmd := range [][]string{
+			{"set", "k", "a\"b\\c\nd\x01\xff\t"},
+			{"auth", "secret"},
+			{"config", "get", "maxclients"}, // admin: not shown
+			{"nosuch"},                      // refused: not shown
+			{"get"},
+			{"MULTI"}, {"SET", "m", "1"}, {"INCR", "m"}, {"EXEC"},
+			{"hello", "2", "auth", "default", "pw"},
+			{"publish", "ch", "m"},
+			{"echo", "end"},
+		} {
+			c.Do(cmd...)
+		}
+		var got []string
+		for !slices.Contains(got, `"echo" "end"`) {
+			line := mon.Reply()
+			if !monitorPrefix.MatchString(line) {
+				t.Fatalf("MONITOR line %q lacks the time and address", line)
 			}
-			c := n.Raw()
-			for _, cmd := range [][]string{
-				{"set", "k", "a\"b\\c\nd\x01\xff\t"},
-				{"auth", "secret"},
-				{"config", "get", "maxclients"}, // admin: not shown
-				{"nosuch"},                      // refused: not shown
-				{"get"},
-				{"MULTI"}, {"SET", "m", "1"}, {"INCR", "m"}, {"EXEC"},
-				{"hello", "2", "auth", "default", "pw"},
-				{"publish", "ch", "m"},
-				{"echo", "end"},
-			} {
-				c.Do(cmd...)
-			}
-			var got []string
-			for !slices.Contains(got, `"echo" "end"`) {
-				line := mon.Reply()
-				if !monitorPrefix.MatchString(line) {
-					t.Fatalf("MONITOR line %q lacks the time and address", line)
-				}
-				got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("MONITOR showed\n%q\nwant\n%q", got, want)
-			}
-			if got := mon.Do("GET", "k"); got != "-ERR Replica can't interact with the keyspace\r\n" {
-				t.Fatalf("GET from the monitor = %q", got)
-			}
-			if got := mon.Do("RESET"); got != "+RESET\r\n" {
-				t.Fatalf("RESET = %q", got)
-			}
-			if got := mon.Do("GET", "m"); got != "$1\r\n2\r\n" {
-				t.Fatalf("GET after RESET = %q", got)
-			}
-		})
-	}
+			got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("MONITOR showed\n%q\nwant\n%q", got, want)
+		}
+		mon.Expect("-ERR Replica can't interact with the keyspace\r\n", "GET", "k")
+		mon.Expect("+RESET\r\n", "RESET")
+		mon.Expect("$1\r\n2\r\n", "GET", "m")
+	})
 }
 
 // TestMonitorNamespace: a monitor in a namespace sees only the commands
@@ -77,17 +66,13 @@ func TestMonitorNamespace(t *testing.T) {
 	n := StartCairn(t, "--requirepass", "admin")
 	admin := n.Raw()
 	admin.Do("AUTH", "admin")
-	if got := admin.Do("NAMESPACE", "ADD", "ns", "tok"); got != "+OK\r\n" {
-		t.Fatalf("NAMESPACE ADD = %q", got)
-	}
+	admin.Expect("+OK\r\n", "NAMESPACE", "ADD", "ns", "tok")
 	nsMon, adminMon, tenant := n.Raw(), n.Raw(), n.Raw()
 	nsMon.Do("AUTH", "tok")
 	adminMon.Do("AUTH", "admin")
 	tenant.Do("AUTH", "tok")
 	for _, m := range []*RawConn{nsMon, adminMon} {
-		if got := m.Do("MONITOR"); got != "+OK\r\n" {
-			t.Fatalf("MONITOR = %q", got)
-		}
+		m.Expect("+OK\r\n", "MONITOR")
 	}
 	admin.Do("SET", "admin-key", "1")
 	tenant.Do("SET", "tenant-key", "1")

@@ -106,56 +106,46 @@ func TestPipelineOfManyCommands(t *testing.T) {
 	}
 }
 
-// cairnAndRedis are the servers a test checks a behaviour on, Redis to
-// show the test asks for what Redis does.
-var cairnAndRedis = []struct {
-	name  string
-	start func(testing.TB, ...string) *Node
-}{{"cairn", StartCairn}, {"redis", StartRedis}}
-
 // TestRepliesDoNotWaitForTrailingBytes: a whole request is answered at
 // once, whatever follows it in the same packet: an empty line, a "*0", or
 // the start of the next request (which a pipelined group must not wait
 // for). Each connection's replies are read with a hang guard only.
 func TestRepliesDoNotWaitForTrailingBytes(t *testing.T) {
-	for _, srv := range cairnAndRedis {
-		t.Run(srv.name, func(t *testing.T) {
-			n := srv.start(t)
-			for _, c := range []struct {
-				send, want, then, thenWant string
-			}{
-				{send: "PING\r\n\r\n", want: "+PONG\r\n"},
-				{send: "PING\r\n   \r\n", want: "+PONG\r\n"},
-				{send: "*1\r\n$4\r\nPING\r\n*0\r\n", want: "+PONG\r\n"},
-				{send: "SET tb:a 1\r\n\r\n", want: "+OK\r\n"},
-				{send: "*1\r\n$4\r\nPING\r\n*1\r\n", want: "+PONG\r\n", then: "$4\r\nPING\r\n", thenWant: "+PONG\r\n"},
-				{send: "*3\r\n$3\r\nSET\r\n$4\r\ntb:b\r\n$1\r\n2\r\n*3\r\n$3\r\nSET", want: "+OK\r\n",
-					then: "\r\n$4\r\ntb:c\r\n$1\r\n3\r\n", thenWant: "+OK\r\n"},
-				{send: "*2\r\n$4\r\nINCR\r\n$4\r\ntb:d\r\n*2\r\n$4\r\nINCR\r\n$4\r\ntb:d\r\n*2\r\n$4\r\nINCR\r\n$4\r\ntb:", want: ":1\r\n:2\r\n",
-					then: "d\r\n", thenWant: ":3\r\n"},
-			} {
-				r := n.Raw()
-				r.Send(c.send)
-				got := r.Reply()
-				for len(got) < len(c.want) {
-					got += r.Reply()
-				}
-				if got != c.want {
-					t.Fatalf("%q: replies %q, want %q", c.send, got, c.want)
-				}
-				if c.then != "" {
-					r.Send(c.then)
-					if got := r.Reply(); got != c.thenWant {
-						t.Fatalf("%q then %q: reply %q, want %q", c.send, c.then, got, c.thenWant)
-					}
+	forEachTarget(t, func(t *testing.T, n *Node) {
+		for _, c := range []struct {
+			send, want, then, thenWant string
+		}{
+			{send: "PING\r\n\r\n", want: "+PONG\r\n"},
+			{send: "PING\r\n   \r\n", want: "+PONG\r\n"},
+			{send: "*1\r\n$4\r\nPING\r\n*0\r\n", want: "+PONG\r\n"},
+			{send: "SET tb:a 1\r\n\r\n", want: "+OK\r\n"},
+			{send: "*1\r\n$4\r\nPING\r\n*1\r\n", want: "+PONG\r\n", then: "$4\r\nPING\r\n", thenWant: "+PONG\r\n"},
+			{send: "*3\r\n$3\r\nSET\r\n$4\r\ntb:b\r\n$1\r\n2\r\n*3\r\n$3\r\nSET", want: "+OK\r\n",
+				then: "\r\n$4\r\ntb:c\r\n$1\r\n3\r\n", thenWant: "+OK\r\n"},
+			{send: "*2\r\n$4\r\nINCR\r\n$4\r\ntb:d\r\n*2\r\n$4\r\nINCR\r\n$4\r\ntb:d\r\n*2\r\n$4\r\nINCR\r\n$4\r\ntb:", want: ":1\r\n:2\r\n",
+				then: "d\r\n", thenWant: ":3\r\n"},
+		} {
+			r := n.Raw()
+			r.Send(c.send)
+			got := r.Reply()
+			for len(got) < len(c.want) {
+				got += r.Reply()
+			}
+			if got != c.want {
+				t.Fatalf("%q: replies %q, want %q", c.send, got, c.want)
+			}
+			if c.then != "" {
+				r.Send(c.then)
+				if got := r.Reply(); got != c.thenWant {
+					t.Fatalf("%q then %q: reply %q, want %q", c.send, c.then, got, c.thenWant)
 				}
 			}
-			// The writes were applied, not just answered.
-			if got := n.Raw().Do("MGET", "tb:a", "tb:b", "tb:c", "tb:d"); got != "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n3\r\n" {
-				t.Fatalf("MGET = %q", got)
-			}
-		})
-	}
+		}
+		// The writes were applied, not just answered.
+		if got := n.Raw().Do("MGET", "tb:a", "tb:b", "tb:c", "tb:d"); got != "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n3\r\n" {
+			t.Fatalf("MGET = %q", got)
+		}
+	})
 }
 
 // TestPipelineSentBeforeReading: a client that sends a whole pipeline
@@ -164,34 +154,31 @@ func TestRepliesDoNotWaitForTrailingBytes(t *testing.T) {
 // requests and queues replies, as Redis does. 20,000 ECHOs of 1 KB are
 // ~20 MB each way, far beyond loopback's buffers.
 func TestPipelineSentBeforeReading(t *testing.T) {
-	for _, srv := range cairnAndRedis {
-		t.Run(srv.name, func(t *testing.T) {
-			n := srv.start(t)
-			r := n.Raw()
-			const count = 20_000
-			payload := func(i int) string { return fmt.Sprintf("%06d:%s", i, strings.Repeat("p", 1017)) }
-			var req bytes.Buffer
-			for i := range count {
-				p := payload(i)
-				fmt.Fprintf(&req, "*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n", len(p), p)
+	forEachTarget(t, func(t *testing.T, n *Node) {
+		r := n.Raw()
+		const count = 20_000
+		payload := func(i int) string { return fmt.Sprintf("%06d:%s", i, strings.Repeat("p", 1017)) }
+		var req bytes.Buffer
+		for i := range count {
+			p := payload(i)
+			fmt.Fprintf(&req, "*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n", len(p), p)
+		}
+		// Writes are done before any read; the deadline only guards
+		// against the deadlock this test is about.
+		r.c.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		if _, err := r.c.Write(req.Bytes()); err != nil {
+			t.Fatalf("sending %d bytes of pipelined ECHOs without reading: %v", req.Len(), err)
+		}
+		for i := range count {
+			p := payload(i)
+			if got, want := r.Reply(), fmt.Sprintf("$%d\r\n%s\r\n", len(p), p); got != want {
+				t.Fatalf("reply %d = %.40q..., want %.40q...", i, got, want)
 			}
-			// Writes are done before any read; the deadline only guards
-			// against the deadlock this test is about.
-			r.c.SetWriteDeadline(time.Now().Add(60 * time.Second))
-			if _, err := r.c.Write(req.Bytes()); err != nil {
-				t.Fatalf("sending %d bytes of pipelined ECHOs without reading: %v", req.Len(), err)
-			}
-			for i := range count {
-				p := payload(i)
-				if got, want := r.Reply(), fmt.Sprintf("$%d\r\n%s\r\n", len(p), p); got != want {
-					t.Fatalf("reply %d = %.40q..., want %.40q...", i, got, want)
-				}
-			}
-			// The connection serves on: a write pipelined behind a read.
-			r.Send("*3\r\n$3\r\nSET\r\n$2\r\npk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$2\r\npk\r\n")
-			if got := r.Reply() + r.Reply(); got != "+OK\r\n$1\r\nv\r\n" {
-				t.Fatalf("after the pipeline: %q", got)
-			}
-		})
-	}
+		}
+		// The connection serves on: a write pipelined behind a read.
+		r.Send("*3\r\n$3\r\nSET\r\n$2\r\npk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$2\r\npk\r\n")
+		if got := r.Reply() + r.Reply(); got != "+OK\r\n$1\r\nv\r\n" {
+			t.Fatalf("after the pipeline: %q", got)
+		}
+	})
 }

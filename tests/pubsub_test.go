@@ -68,7 +68,9 @@ func startTarget(t *testing.T, target string, args ...string) *Node {
 }
 
 // forEachTarget runs f as one subtest per target server, each on a fresh
-// server.
+// server: redis-server, to show the test asks for what Redis does, and
+// Cairn (CAIRN_PUBSUB_TARGET picks one). Every test that checks a
+// behaviour on both servers uses it.
 func forEachTarget(t *testing.T, f func(t *testing.T, n *Node)) {
 	t.Helper()
 	for _, target := range pubsubTargets(t) {

@@ -44,20 +44,14 @@ func TestWatchKeyExpiredAtWatch(t *testing.T) {
 	const pass, abort = "*1\r\n+PONG\r\n", "*-1\r\n"
 	forEachTarget(t, func(t *testing.T, n *Node) {
 		main, other := n.Raw(), n.Raw()
-		do := func(c *RawConn, want string, args ...string) {
-			t.Helper()
-			if got := c.Do(args...); got != want {
-				t.Fatalf("%v: %q, want %q", args, got, want)
-			}
-		}
 		// watchExpired sets key with a 20 ms expiry, waits on the server's
 		// clock until it has expired, and watches it.
 		watchExpired := func(key string) {
 			t.Helper()
 			setAt := serverMillis(t, other)
-			do(other, "+OK\r\n", "SET", key, "v", "PX", "20")
+			other.Expect("+OK\r\n", "SET", key, "v", "PX", "20")
 			waitFor(t, 5*time.Second, "the key to expire", func() bool { return serverMillis(t, other) > setAt+40 })
-			do(main, "+OK\r\n", "WATCH", key)
+			main.Expect("+OK\r\n", "WATCH", key)
 		}
 		for _, c := range []struct {
 			name    string
