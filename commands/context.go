@@ -563,17 +563,29 @@ func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
+// readStringMetaForPart is readStringMeta for a command that then reads
+// part of an out-of-line value: for such a value it takes the key's lock,
+// released by unlock (which the caller defers, whatever ok is), and reads
+// the metadata again under it, so that the length it returns and the
+// bytes read next come from the same write.
+func (c *Ctx) readStringMetaForPart(key []byte) (k keyState, unlock func(), ok bool) {
+	unlock = func() {}
+	k, ok = c.readStringMeta(key)
+	if ok && k.live && k.m.External() && !c.locked {
+		unlock = c.lock(key)
+		k, ok = c.readStringMeta(key)
+	}
+	return k, unlock, ok
+}
+
 // readStringBytes returns bytes [from, to) of key's string value, cut
 // at its end (none for a missing key), with the key's state. Of an
 // out-of-line value only those bytes are read, under the key's lock so
 // that its length and bytes come from the same write. It replies and
 // returns ok=false on an error.
 func (c *Ctx) readStringBytes(key []byte, from, to int64) (k keyState, b []byte, ok bool) {
-	k, ok = c.readStringMeta(key)
-	if ok && k.live && k.m.External() && k.m.Value == nil && !c.locked {
-		defer c.lock(key)()
-		k, ok = c.readStringMeta(key)
-	}
+	k, unlock, ok := c.readStringMetaForPart(key)
+	defer unlock()
 	if !ok || !k.live {
 		return k, nil, ok
 	}

@@ -496,14 +496,10 @@ func cmdGetRange(c *Ctx) {
 		c.W.Error(errNotInt)
 		return
 	}
-	// Of an out-of-line value only the range is read, under the key's
-	// lock so that its length and bytes come from the same write.
+	// Of an out-of-line value only the range is read.
 	key := c.Args[1]
-	k, ok := c.readStringMeta(key)
-	if ok && k.live && k.m.External() && !c.locked {
-		defer c.lock(key)()
-		k, ok = c.readStringMeta(key)
-	}
+	k, unlock, ok := c.readStringMetaForPart(key)
+	defer unlock()
 	if !ok {
 		return
 	}
