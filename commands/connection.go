@@ -37,6 +37,7 @@ func init() {
 				"unpause":      {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Handler: cmdClientUnpause},
 				"no-evict":     {Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Handler: cmdClientNoEvict},
 				"unblock":      {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Handler: cmdClientUnblock},
+				"tracking":     {Arity: -3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Controls server-assisted client-side caching for the connection.", Handler: cmdClientTracking},
 				"getredir":     {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Handler: cmdClientGetRedir},
 				"trackinginfo": {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about server-assisted client-side caching for the connection.", Handler: cmdClientTrackingInfo},
 				"caching":      {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Instructs the server whether to track the keys in the next request.", Handler: cmdClientCaching},
@@ -83,6 +84,7 @@ func cmdReset(c *Ctx) {
 	c.Client.replyOff, c.Client.replySkipNext = false, false
 	c.Client.setMulti(nil)
 	c.Env.Clients.unwatch(c.Client)
+	c.Env.Clients.tracking.disable(c.Client)
 	c.W.Proto = 2
 	c.Client.SetProto(2)
 	c.Client.SetName("")
@@ -503,29 +505,10 @@ func cmdClientUnblock(c *Ctx) {
 	c.W.Int(0)
 }
 
-// Cairn has no client-side caching (CLIENT TRACKING is refused), so the
-// tracking subcommands answer as Redis does for a connection with
-// tracking off.
-
-func cmdClientGetRedir(c *Ctx) { c.W.Int(-1) }
-
-func cmdClientTrackingInfo(c *Ctx) {
-	c.W.Map(3)
-	c.W.BulkString("flags")
-	c.W.Set(1)
-	c.W.BulkString("off")
-	c.W.BulkString("redirect")
-	c.W.Int(-1)
-	c.W.BulkString("prefixes")
-	c.W.Array(0)
-}
-
-func cmdClientCaching(c *Ctx) {
-	c.W.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-}
-
 func cmdClientHelp(c *Ctx) {
 	help(c, "CLIENT", []string{
+		"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
@@ -538,7 +521,9 @@ func cmdClientHelp(c *Ctx) {
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client (Cairn has no blocking commands: 0).",
 		"UNPAUSE", "    Stop the current client pause, resuming traffic.",
-		"CACHING, GETREDIR, TRACKINGINFO", "    Reply as for a connection without tracking; CLIENT TRACKING is not supported.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO", "    Report tracking status for the current connection.",
 	})
 }
 

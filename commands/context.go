@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"net"
 	"strconv"
@@ -254,6 +255,17 @@ type Client struct {
 	// proto is the protocol version set by HELLO (0 until then: RESP2),
 	// read by publishers' goroutines for every message.
 	proto atomic.Int32
+	// subscribed mirrors subs > 0, and queuedOutput is set once
+	// StartQueuedOutput has run (Push works), for other goroutines
+	// (CLIENT TRACKING's redirection).
+	subscribed, queuedOutput atomic.Bool
+	// tracking is set while CLIENT TRACKING is on; trk is the rest of its
+	// state, guarded by the tracking table's lock. trackCaching is set by
+	// CLIENT CACHING for the next command or transaction; only the
+	// connection's goroutine touches it.
+	tracking     atomic.Bool
+	trk          clientTracking
+	trackCaching bool
 
 	mu       sync.Mutex
 	name     string
@@ -276,6 +288,12 @@ func (c *Client) Touch(cmd string, now time.Time) {
 
 // SetProto records the protocol version the connection speaks.
 func (c *Client) SetProto(p int) { c.proto.Store(int32(p)) }
+
+// startQueuedOutput switches the connection to queued output.
+func (c *Client) startQueuedOutput() {
+	c.StartQueuedOutput()
+	c.queuedOutput.Store(true)
+}
 
 // Subscriptions returns how many channels, patterns and shard channels
 // the client holds. Only the connection's goroutine may call it.
@@ -318,6 +336,8 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	if c.blocked.Load() {
 		flags += "b"
 	}
+	tflags, redir := e.Clients.tracking.info(c)
+	flags += tflags
 	if c.noEvict.Load() {
 		flags += "e"
 	}
@@ -335,18 +355,19 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	if ns == "" {
 		ns = defaultNamespaceName
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d namespace=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d namespace=%s",
 		c.ID, c.Addr, c.LAddr, c.FD, c.name, int64(now.Sub(c.Created).Seconds()), int64(now.Sub(c.lastSeen).Seconds()),
-		flags, sub, psub, ssub, multi, omem, last, proto, ns)
+		flags, sub, psub, ssub, multi, omem, last, redir, proto, ns)
 }
 
 // ClientRegistry is the set of connected clients, for CLIENT LIST/KILL
 // and INFO.
 type ClientRegistry struct {
-	mu      sync.Mutex
-	clients map[int64]*Client
-	nextID  atomic.Int64
-	watches watchTable
+	mu       sync.Mutex
+	clients  map[int64]*Client
+	nextID   atomic.Int64
+	watches  watchTable
+	tracking trackingTable
 }
 
 // NewClientRegistry returns an empty registry.
@@ -358,12 +379,36 @@ func (r *ClientRegistry) NextID() int64 { return r.nextID.Add(1) }
 // Add registers c.
 func (r *ClientRegistry) Add(c *Client) { r.mu.Lock(); r.clients[c.ID] = c; r.mu.Unlock() }
 
-// Remove forgets c and the keys it watches.
+// Remove forgets c, the keys it watches and its CLIENT TRACKING.
 func (r *ClientRegistry) Remove(c *Client) {
 	r.mu.Lock()
 	delete(r.clients, c.ID)
 	r.mu.Unlock()
 	r.unwatch(c)
+	r.tracking.disable(c)
+}
+
+// get returns the connected client with id, or nil.
+func (r *ClientRegistry) get(id int64) *Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clients[id]
+}
+
+// Watching implements storage.WriteObserver: true while any connection
+// watches a key or tracks keys.
+func (r *ClientRegistry) Watching() bool { return r.watches.n.Load() > 0 || r.tracking.active() }
+
+// Written implements storage.WriteObserver: it breaks the transactions
+// watching the keys a batch wrote and sends CLIENT TRACKING's
+// invalidations.
+func (r *ClientRegistry) Written(writes iter.Seq[storage.Write]) {
+	if r.watches.n.Load() > 0 {
+		r.watches.written(writes)
+	}
+	if r.tracking.active() {
+		r.tracking.written(r, writes)
+	}
 }
 
 // Len returns the number of connected clients.

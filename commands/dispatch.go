@@ -28,6 +28,11 @@ func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 		w.Truncate(mark)
 	}
 	cl.replySkip, cl.replySkipNext = cl.replySkipNext, false
+	// CLIENT CACHING holds for the next command, or for the next
+	// transaction; any CLIENT subcommand leaves it, as in Redis.
+	if cl.trackCaching && cl.multi == nil && !strings.EqualFold(string(args[0]), "client") {
+		cl.trackCaching = false
+	}
 }
 
 // pushReplies are the commands whose replies are pushes (subscription
@@ -125,6 +130,9 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		events: c.events, staged: c.staged, release: c.release}
 	e.Stats.Commands.Add(1)
 	cl.errorMark = w.Errors
+	if cl.tracking.Load() {
+		e.trackRead(cl, spec, args)
+	}
 	spec.Handler(c)
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.

@@ -34,7 +34,11 @@ func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 		c.txn.b.LogData(l.Encode())
 		return c.txn.b
 	}
-	return c.Env.Store.NewBatch(l)
+	b := c.Env.Store.NewBatch(l)
+	if c.Client != nil {
+		b.Origin = c.Client.ID
+	}
+	return b
 }
 
 // put adds m as key's new metadata to b with the events the write

@@ -128,7 +128,7 @@ func cmdMonitor(c *Ctx) {
 		c.W.Error("ERR MONITOR is not supported on this connection")
 		return
 	}
-	cl.StartQueuedOutput()
+	cl.startQueuedOutput()
 	cl.monitoring.Store(true)
 	c.Env.monitors.add(cl)
 	c.W.OK()

@@ -69,7 +69,7 @@ func cmdSUnsubscribe(c *Ctx) { unsubscribe(c, pubsub.KindShard) }
 // subscribe replies once per name with the subscription count after it.
 func subscribe(c *Ctx, k pubsub.Kind) {
 	if c.Client.StartQueuedOutput != nil {
-		c.Client.StartQueuedOutput()
+		c.Client.startQueuedOutput()
 	}
 	for _, name := range c.Args[1:] {
 		n := c.Env.PubSub.Subscribe(c.Client.Subscriber, k, name)
@@ -122,6 +122,7 @@ func (c *Ctx) subscriptionReply(kind string, name []byte, count int) {
 func (c *Client) syncSubscriptions(h *pubsub.Hub) {
 	ch, p, sh := h.Counts(c.Subscriber)
 	c.subs = ch + p + sh
+	c.subscribed.Store(c.subs > 0)
 }
 
 // cmdPublish delivers to this node's subscribers and, on a primary with

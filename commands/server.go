@@ -237,7 +237,7 @@ func (c *Ctx) infoSection(name string) string {
 		field("cluster_connections", 0)
 		field("maxclients", e.Config.Int("maxclients"))
 		field("blocked_clients", e.pause.waiting.Load())
-		field("tracking_clients", 0)
+		field("tracking_clients", e.Clients.tracking.nclients.Load())
 		field("clients_in_timeout_table", 0)
 	case "memory":
 		var ms runtime.MemStats
@@ -306,9 +306,10 @@ func (c *Ctx) infoSection(name string) string {
 		field("total_forks", 0)
 		field("latest_fork_usec", 0)
 		field("migrate_cached_sockets", 0)
-		field("tracking_total_keys", 0)
-		field("tracking_total_items", 0)
-		field("tracking_total_prefixes", 0)
+		keys, items, prefixes := e.Clients.tracking.stats()
+		field("tracking_total_keys", keys)
+		field("tracking_total_items", items)
+		field("tracking_total_prefixes", prefixes)
 		field("sync_full", e.Repl.SyncFull.Load())
 		field("sync_partial_ok", e.Repl.SyncPartialOK.Load())
 		field("sync_partial_err", e.Repl.SyncPartialErr.Load())

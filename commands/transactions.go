@@ -121,6 +121,7 @@ func cmdExec(c *Ctx) {
 
 	execArgs, execSpec := c.Args, c.Spec
 	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked}
+	c.txn.b.Origin = cl.ID
 	mark := c.W.Len()
 	c.W.Array(len(m.queued))
 	// While its commands run the client still shows as in MULTI with
@@ -130,6 +131,9 @@ func cmdExec(c *Ctx) {
 		c.Args, c.Spec = q.args, q.spec
 		c.Env.Stats.Commands.Add(1)
 		start, mark := time.Now(), c.W.Errors
+		if cl.tracking.Load() {
+			c.Env.trackRead(cl, q.spec, q.args)
+		}
 		q.spec.Handler(c)
 		took := time.Since(start)
 		q.spec.stats.record(took, c.W.Errors > mark, c.Env.settings().latencyTracking.Bool())
@@ -344,21 +348,17 @@ func (r *ClientRegistry) unwatch(cl *Client) {
 	cl.watchTouched.Store(false)
 }
 
-// Watching implements storage.WriteObserver: true while any connection
-// watches a key.
-func (r *ClientRegistry) Watching() bool { return r.watches.n.Load() > 0 }
-
-// Written implements storage.WriteObserver: it breaks the transactions
-// watching the keys a batch wrote. As in Redis, deleting a key that had
-// already expired when a connection watched it changes nothing for that
-// connection (the key was as good as absent); writing it does.
-func (r *ClientRegistry) Written(keys iter.Seq2[[]byte, bool]) {
-	w := &r.watches
+// written breaks the transactions watching the keys a batch wrote (its
+// flushes were told to Flushing before they were applied). As in Redis,
+// deleting a key that had already expired when a connection watched it
+// changes nothing for that connection (the key was as good as absent);
+// writing it does.
+func (w *watchTable) written(writes iter.Seq[storage.Write]) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for k, deleted := range keys {
-		for cl, expired := range w.keys[string(k)] {
-			if !(expired && deleted) {
+	for wr := range writes {
+		for cl, expired := range w.keys[string(wr.MetaKey)] {
+			if !(expired && wr.Deleted) {
 				cl.watchTouched.Store(true)
 			}
 		}
@@ -460,6 +460,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	unlock := e.Store.Locks.Lock(cl.Namespace, keys...)
 	defer unlock()
 	t := &txnBatch{b: e.Store.NewMultiBatch()}
+	t.b.Origin = cl.ID
 	cl.group = t
 	defer func() { cl.group = nil }()
 	mark := w.Len()

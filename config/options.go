@@ -182,6 +182,10 @@ var options = []Option{
 		Doc: "Entries the slow log keeps; older ones are dropped.",
 	},
 	{
+		Name: "tracking-table-max-keys", Kind: KindInt, Default: "1000000", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Keys CLIENT TRACKING remembers for its clients; beyond it, keys picked at random are forgotten and their readers told to drop them (0 = no limit).",
+	},
+	{
 		Name: "string-value-inline-max", Kind: KindMemory, Default: "65536", Min: 1, Max: 512 << 20,
 		Doc: "Longest string value kept inside its key's metadata record; a longer one gets a record of its own, " +
 			"so that TTL reads and changes (EXPIRE, TTL, EXISTS) never read or rewrite it.",

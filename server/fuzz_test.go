@@ -42,6 +42,7 @@ func newTestServer(t testing.TB) *Server {
 	// CLIENT PAUSE holds nothing back here: a paused request would wait
 	// for the pause to end, not for the fuzzer's client to leave.
 	env.StopClientPause()
+	store.SetWriteObserver(env.Clients) // WATCH and CLIENT TRACKING, as cmd/cairn wires them
 	return New(env)
 }
 
@@ -137,6 +138,10 @@ func FuzzConnection(f *testing.F) {
 		"BITCOUNT k -5 -1 BIT\r\nBITPOS k 0 1 -1 BIT\r\nGETBIT k 4294967295\r\nLCS k d IDX WITHMATCHLEN MINMATCHLEN 1\r\n",
 		"DUMP k\r\nRESTORE r 0 x\r\nRESTORE r 0 \"\\x00\\x05hello\\n\\x00cr\\xdfve4 \\n\" REPLACE ABSTTL\r\n",
 		"CLIENT REPLY SKIP\r\nPING\r\nCLIENT REPLY OFF\r\nGET k\r\nCLIENT REPLY ON\r\nCLIENT PAUSE 100 WRITE\r\nSET a 1\r\nCLIENT UNPAUSE\r\n",
+		"HELLO 3\r\nCLIENT TRACKING on NOLOOP\r\nGET k\r\nSET k 1\r\nMGET a b\r\nCLIENT TRACKING on BCAST\r\nCLIENT TRACKING off\r\n" +
+			"CLIENT TRACKING on BCAST PREFIX a PREFIX b\r\nMSET a1 1 b1 2\r\nFLUSHDB\r\nCLIENT TRACKINGINFO\r\nRESET\r\nGET k\r\n",
+		"CLIENT TRACKING on OPTIN REDIRECT 1\r\nCLIENT CACHING yes\r\nGET k\r\nSET k 2\r\nCONFIG SET tracking-table-max-keys 1\r\n" +
+			"CLIENT TRACKING on OPTIN\r\nCLIENT CACHING yes\r\nMULTI\r\nMGET a b c\r\nEXEC\r\nCLIENT GETREDIR\r\nCLIENT TRACKING on PREFIX x\r\n",
 		"CONFIG SET slowlog-log-slower-than 0\r\nSLOWLOG GET -1\r\nSAVE\r\nBGSAVE\r\nLASTSAVE\r\nMONITOR\r\nPING\r\nGET k\r\nRESET\r\n",
 	}
 	for _, s := range seeds {

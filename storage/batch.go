@@ -35,11 +35,20 @@ type Batch struct {
 	solo bool
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
+
+	// Origin is the ID of the client whose command wrote the batch, 0 for
+	// the server's own writes (expiry); the write observer hears it with
+	// each key (CLIENT TRACKING's NOLOOP skips a client's own writes).
+	Origin int64
 }
 
 // rowUpdate is a metadata record a batch writes: key k and value v (nil
-// when deleted).
-type rowUpdate struct{ k, v []byte }
+// when deleted), and the Origin of the batch that wrote it, set when the
+// batch is committed (batches of several clients may share a commit).
+type rowUpdate struct {
+	k, v   []byte
+	origin int64
+}
 
 // nsCount is a key count, or a change of one, in one namespace. A batch
 // almost always touches one namespace, so batches keep these in slices
@@ -416,6 +425,11 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 			w.b.b.Close()
 			continue
 		}
+		if w.b.Origin != 0 {
+			for i := range w.b.rows {
+				w.b.rows[i].origin = w.b.Origin
+			}
+		}
 		if b == nil {
 			b = w.b
 		} else {
@@ -460,7 +474,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 		}
 		return run
 	}
-	e.applied(offset, repr, b.rows, b.fresh, len(b.flush) > 0, e.pending, b.nsSet, b.nsDel)
+	e.applied(offset, repr, b.rows, b.fresh, len(b.flush) > 0, b.flush, e.pending, b.nsSet, b.nsDel)
 	if b.earliest != 0 {
 		e.noteExpireWritten(b.earliest)
 	}
@@ -480,12 +494,13 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 // applied brings the engine's in-memory state up to a batch just applied
 // at offset (the row cache, key counts, namespaces), tells the write
 // observer and calls the commit hook with repr; the caller holds commitMu.
-// rows[fresh:] are the batch's records after its last flush, if flushed.
-// Commit and ApplyReplicated share it.
-func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int, flushed bool,
+// rows[fresh:] are the batch's records after its last flush, if flush is
+// set; flushed names the namespaces emptied. Commit and ApplyReplicated
+// share it.
+func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int, flush bool, flushed []string,
 	counts []nsCount, nsSet map[string]string, nsDel []string) {
 	e.offset = offset
-	if flushed {
+	if flush {
 		e.rows.clear()
 	}
 	for _, r := range rows[fresh:] {
@@ -493,7 +508,7 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int
 	}
 	e.applyCounts(counts)
 	e.applyNamespaces(nsSet, nsDel)
-	e.observe(rows)
+	e.observe(rows, fresh, flush, flushed)
 	if e.hook != nil {
 		e.hook(offset, repr)
 	}

@@ -69,17 +69,17 @@ const DefaultInlineValueMax = 64 << 10
 type CommitHook func(offset uint64, repr []byte)
 
 // WriteObserver is told, inside the commit section, which keys a committed
-// batch wrote and which namespaces it emptied (WATCH uses it). Its methods
-// must not block.
+// batch wrote and which namespaces it emptied (WATCH and CLIENT TRACKING
+// use it). Its methods must not block.
 type WriteObserver interface {
 	// Watching reports whether the observer wants to hear of writes now;
 	// while it does not, commits skip it at no cost.
 	Watching() bool
-	// Written receives, once the batch is applied, the encoded metadata
-	// key (MetaKey) of every key the batch set or deleted, in order, each
-	// with true if the batch deleted it; keys it wrote before emptying
-	// their namespace are included.
-	Written(keys iter.Seq2[[]byte, bool])
+	// Written receives, once a batch is applied, what it did in order:
+	// every key it set or deleted and, where the batch emptied
+	// namespaces, one flush (after the keys written before it). A full
+	// sync is told as one flush of everything once its data is in place.
+	Written(writes iter.Seq[Write])
 	// Flushing is told, before a batch that empties whole namespaces (a
 	// FLUSHDB or FLUSHALL) is applied, which namespaces it empties; nil
 	// means all of them: a full sync replaces the whole data set, and
@@ -87,6 +87,21 @@ type WriteObserver interface {
 	// metadata key (MetaKey) is in the database at that moment, expired
 	// or not (an error reading it counts as present).
 	Flushing(namespaces []string, present func(metaKey []byte) bool)
+}
+
+// Write is one change of a committed batch, as a WriteObserver hears it:
+// a key set or deleted, or a flush of namespaces. Its slices are valid
+// only during the Written call.
+type Write struct {
+	// MetaKey is the metadata key (MetaKey) set or deleted; nil for a
+	// flush.
+	MetaKey []byte
+	// Deleted is true when the batch deleted MetaKey.
+	Deleted bool
+	// Flushed lists the namespaces a flush emptied; nil means all of them.
+	Flushed []string
+	// Origin is the Batch.Origin of the batch that wrote MetaKey.
+	Origin int64
 }
 
 // Engine owns the Pebble database and is the one path through which every
@@ -447,17 +462,24 @@ func (e *Engine) SetCommitHook(h CommitHook) {
 	e.commitMu.Unlock()
 }
 
-// observe tells the write observer, when it is watching, which metadata
-// keys a committed batch wrote; the caller holds commitMu.
-func (e *Engine) observe(rows []rowUpdate) {
+// observe tells the write observer, when it is watching, what a committed
+// batch wrote: rows, and the namespaces emptied before rows[fresh:] when
+// flush is set (nil: all); the caller holds commitMu.
+func (e *Engine) observe(rows []rowUpdate, fresh int, flush bool, flushed []string) {
 	if e.observer == nil || !e.observer.Watching() {
 		return
 	}
-	e.observer.Written(func(yield func([]byte, bool) bool) {
-		for _, r := range rows {
-			if !yield(r.k, r.v == nil) {
+	e.observer.Written(func(yield func(Write) bool) {
+		for i, r := range rows {
+			if flush && i == fresh && !yield(Write{Flushed: flushed}) {
 				return
 			}
+			if !yield(Write{MetaKey: r.k, Deleted: r.v == nil, Origin: r.origin}) {
+				return
+			}
+		}
+		if flush && fresh == len(rows) {
+			yield(Write{Flushed: flushed})
 		}
 	})
 }

@@ -79,6 +79,7 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 		return 0, fmt.Errorf("storage: open installed checkpoint: %w", err)
 	}
 	e.observeFlush(nil, e.presentLocked)
+	e.observe(nil, 0, true, nil)
 	if err := writeCurrent(e.opts.Dir, next); err != nil {
 		return 0, err
 	}
@@ -257,7 +258,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
 	}
-	e.applied(offset, repr, s.rows, fresh, flush, s.counts, nsSet, nsDel)
+	e.applied(offset, repr, s.rows, fresh, flush, flushed, s.counts, nsSet, nsDel)
 	e.commitMu.Unlock()
 	if syncOn {
 		err := b.SyncWait()
