@@ -37,7 +37,9 @@ var rewriteScripts = flag.Bool("rewrite", false, "rewrite testdata/scripts expec
 // top-level elements sorted (for replies in hash-table order), and a line
 // "#cairn: <expectation>" right after an expectation replaces it when the
 // server is Cairn (a deliberate, documented difference from Redis).
-// Header lines: "#args: ..." for server arguments, "#redis" to also check
+// An argument "$id:name" stands for the client id of connection name (the
+// runner asks it with CLIENT ID the first time, a request the script does
+// not see). Header lines: "#args: ..." for server arguments, "#redis" to also check
 // against redis-server. Other lines starting with '#' and blank lines are
 // ignored.
 func TestScripts(t *testing.T) {
@@ -172,6 +174,35 @@ type scriptResult struct {
 type scriptConn struct {
 	rc    *RawConn
 	state string // "" while usable, else "<closed>" or "<timeout>"
+	id    string // its CLIENT ID, once asked ("$id:name")
+}
+
+// substitute returns args with every "$id:name" replaced by the client id
+// of connection name, which must exist.
+func substitute(t *testing.T, where string, conns map[string]*scriptConn, args []string, timeout time.Duration) []string {
+	t.Helper()
+	out := slices.Clone(args)
+	for i, a := range out {
+		name, ok := strings.CutPrefix(a, "$id:")
+		if !ok {
+			continue
+		}
+		sc := conns[name]
+		if sc == nil {
+			t.Fatalf("%s: %s names no connection of the script yet", where, a)
+		}
+		if sc.id == "" {
+			sc.send([]string{"CLIENT", "ID"})
+			raw := sc.read(timeout)
+			id, ok := strings.CutPrefix(strings.TrimSuffix(raw, "\r\n"), ":")
+			if !ok {
+				t.Fatalf("%s: CLIENT ID on @%s replied %q", where, name, raw)
+			}
+			sc.id = id
+		}
+		out[i] = sc.id
+	}
+	return out
 }
 
 func (sc *scriptConn) send(args []string) {
@@ -230,8 +261,9 @@ func (s *script) exec(t *testing.T, n *Node, o scriptOptions) scriptResult {
 		}
 		what := "<<"
 		if c.args != nil {
-			what = strings.Join(c.args, " ")
-			sc.send(c.args)
+			args := substitute(t, fmt.Sprintf("%s:%d", s.path, c.line), conns, c.args, o.timeout)
+			what = strings.Join(args, " ")
+			sc.send(args)
 		}
 		want := c.expected
 		if c.cairn != "" && n.Name == "cairn" {
