@@ -10,6 +10,10 @@
 #   invmix        the same with a mix of writes, one kind per key in turn
 #                 (BENCH_INV_MIX: SET INCR APPEND SETRANGE INCRBYFLOAT MSET
 #                 GETSET SETEX), each timed to its own event (-mix).
+#   invtrack      the SETs of invalidation, heard instead through CLIENT
+#                 TRACKING: a RESP3 client on the replica in BCAST mode for
+#                 the run's key prefix times each invalidate push (-via
+#                 tracking).
 #   catchup       BENCH_CATCHUP_REQUESTS pipelined SETs on 50 connections,
 #                 as fast as the primary answers; then the time until the
 #                 replica's slave_repl_offset reaches the primary's
@@ -137,10 +141,11 @@ wait_synced "$rr"
 inv_args=(-rate "$INV_RATE" -writers "$INV_WRITERS" -duration "$INV_DURATION")
 catchup_args=(-conns "$CATCHUP_CONNS" -requests "$CATCHUP_REQUESTS" -pipeline "$CATCHUP_PIPELINE" -catchup-timeout 60s)
 for run in $(seq 1 "$RUNS"); do
-	for name in invalidation invmix catchup; do
+	for name in invalidation invmix invtrack catchup; do
 		case $name in
 		invalidation) mode=invalidation args=("${inv_args[@]}") ;;
 		invmix) mode=invalidation args=("${inv_args[@]}" -mix "$INV_MIX") ;;
+		invtrack) mode=invalidation args=("${inv_args[@]}" -via tracking) ;;
 		catchup) mode=catchup args=("${catchup_args[@]}") ;;
 		esac
 		bench "$name" "$mode" cairn "$run" -primary "127.0.0.1:$cp" -replica "127.0.0.1:$cr" "${args[@]}"
@@ -263,7 +268,7 @@ def load(mode, server):
     return results, err
 
 
-data = {m: {s: load(m, s) for s in SERVERS} for m in ("invalidation", "invmix", "catchup", "fullsync")}
+data = {m: {s: load(m, s) for s in SERVERS} for m in ("invalidation", "invmix", "invtrack", "catchup", "fullsync")}
 table = Table(data, expected)
 row = table.row
 
@@ -290,6 +295,12 @@ row("invalidation, mixed writes: p99 µs", "invmix", lambda d: d["p99_us"], ints
     target="≤ 2× Redis", check=lambda c, r: None if c is None or r is None else c <= 2 * r)
 row("invalidation, mixed writes: events lost (worst run)", "invmix", lambda d: d["events_lost"], ints, agg=max,
     ratio=False, target="0", check=lambda c, r: None if c is None else c == 0)
+row(f"invalidation via CLIENT TRACKING (BCAST on the replica; {inv}): invalidate push latency p50 µs",
+    "invtrack", lambda d: d["p50_us"], ints)
+row("invalidation via CLIENT TRACKING: p99 µs", "invtrack", lambda d: d["p99_us"], ints,
+    target="≤ 2× Redis", check=lambda c, r: None if c is None or r is None else c <= 2 * r)
+row("invalidation via CLIENT TRACKING: invalidations lost (worst run)", "invtrack", lambda d: d["events_lost"], ints,
+    agg=max, ratio=False, target="0", check=lambda c, r: None if c is None else c == 0)
 row(f"catchup: SET/s ({cu_requests} SET, {cu_conns} connections, pipeline {cu_pipeline})",
     "catchup", lambda d: d["sets_per_sec"], ints)
 row("catchup: ms from the last SET reply until the replica's offset equals the primary's",

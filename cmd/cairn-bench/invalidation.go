@@ -24,6 +24,9 @@ type invalidationConfig struct {
 	db                        string
 	prefix                    string
 	eventsFile                string
+	// via is how the replica's client hears of writes: "notifications"
+	// or "tracking".
+	via string
 	// mixFlag is -mix as given; validate parses it into mix.
 	mixFlag string
 	mix     []*writeKind
@@ -39,6 +42,8 @@ func (c *invalidationConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", "0", "the <db> of the event channels: the replica is subscribed to the pattern __keyevent@<db>__:*; "+
 		"the writers write in their connection's default database (0, or Cairn's default namespace), so another <db> sees no events")
 	fs.StringVar(&c.eventsFile, "events-file", "", "if set, write one line per write to this `file`: its index, and the µs from the run's start to its reply and to its first event (-1: none), after a first line giving the start's UTC time of day, for finding when the slow events came")
+	fs.StringVar(&c.via, "via", "notifications", "how the replica's client hears of each write: notifications (PSUBSCRIBE __keyevent@<db>__:*) "+
+		"or tracking (HELLO 3, CLIENT TRACKING on BCAST PREFIX <the run's prefix>: one invalidate push per write)")
 	fs.StringVar(&c.prefix, "prefix", "cairn-bench:inv:", "key prefix; a random run tag is appended, so every key of a run is new")
 	fs.StringVar(&c.mixFlag, "mix", "set", "comma-separated write `kinds`, write k of a run using kind k modulo their count: "+
 		"set (event set), incr (incrby), append (append), setrange (SETRANGE key 0 value: setrange), "+
@@ -60,6 +65,9 @@ func (c *invalidationConfig) validate() error {
 	}
 	if c.db == "" || strings.ContainsAny(c.db, "*?[\\") {
 		return usageErrorf("-db %q: want a database name without glob characters", c.db)
+	}
+	if c.via != "notifications" && c.via != "tracking" {
+		return usageErrorf("-via %q: want notifications or tracking", c.via)
 	}
 	mix, err := parseMix(c.mixFlag)
 	if err != nil {
@@ -94,6 +102,9 @@ type eventTracker struct {
 	channel    string // __keyevent@<db>__:set, the probe's
 	probeKey   string // written before the measured writes
 	base       time.Time
+	// tracking is set when the frames are CLIENT TRACKING's invalidate
+	// pushes, which name keys but no event: any counts for any kind.
+	tracking bool
 
 	mix   []*writeKind
 	group []int        // the index in kinds of each kind of mix
@@ -193,34 +204,69 @@ func pmessage(v Value) (channel, payload []byte, ok bool) {
 	return ch.Str, pl.Str, true
 }
 
+// invalidatePush returns the keys of a CLIENT TRACKING invalidate push;
+// ok is false for any other frame, a flush's (null keys) included.
+func invalidatePush(v Value) (keys []Value, ok bool) {
+	if v.Kind != '>' || len(v.Elems) != 2 || string(v.Elems[0].Str) != "invalidate" || v.Elems[1].Kind != '*' || v.Elems[1].Null {
+		return nil, false
+	}
+	for _, k := range v.Elems[1].Elems {
+		if k.Kind != '$' || k.Null {
+			return nil, false
+		}
+	}
+	return v.Elems[1].Elems, true
+}
+
 // observe records one frame that arrived at, since base.
 func (t *eventTracker) observe(v Value, at time.Duration) {
+	if t.tracking {
+		keys, ok := invalidatePush(v)
+		if !ok {
+			t.odd(v)
+			return
+		}
+		for _, k := range keys {
+			t.note(nil, k.Str, at)
+		}
+		return
+	}
 	ch, key, ok := pmessage(v)
 	if !ok {
-		t.unexpected++
-		if t.firstOdd == "" {
-			t.firstOdd = truncate(v.String(), 200)
-		}
+		t.odd(v)
 		return
 	}
 	if len(ch) < len(t.chanPrefix) || string(ch[:len(t.chanPrefix)]) != t.chanPrefix {
 		t.other++
 		return
 	}
-	name := ch[len(t.chanPrefix):]
+	t.note(ch[len(t.chanPrefix):], key, at)
+}
+
+// odd counts a frame that is neither an event nor an invalidation.
+func (t *eventTracker) odd(v Value) {
+	t.unexpected++
+	if t.firstOdd == "" {
+		t.firstOdd = truncate(v.String(), 200)
+	}
+}
+
+// note records the event name (nil: an invalidation, which names none)
+// for key that arrived at.
+func (t *eventTracker) note(name, key []byte, at time.Duration) {
 	k, ok := keyIndex(t.prefix, key, len(t.events))
 	if !ok {
 		switch {
-		case string(key) == t.probeKey && string(name) == "set":
+		case string(key) == t.probeKey && (name == nil || string(name) == "set"):
 			t.probeSeen.Store(true)
-		case t.names[string(name)]:
+		case name == nil || t.names[string(name)]:
 			t.foreign++
 		default:
 			t.other++
 		}
 		return
 	}
-	if g := t.group[k%len(t.mix)]; !t.kinds[g].accepts(name) {
+	if g := t.group[k%len(t.mix)]; name != nil && !t.kinds[g].accepts(name) {
 		t.other++
 		t.otherKey++
 		t.kindOther[g]++
@@ -352,7 +398,9 @@ func (t *eventTracker) stats() (eventStats, []kindStats) {
 
 // invalidationResult is the summary of an invalidation run.
 type invalidationResult struct {
-	Mode    string `json:"mode"`
+	Mode string `json:"mode"`
+	// Via is -via: notifications or tracking.
+	Via     string `json:"via"`
 	Primary string `json:"primary"`
 	Replica string `json:"replica"`
 	DB      string `json:"db"`
@@ -405,6 +453,10 @@ func (r *invalidationResult) onlySet() bool {
 }
 
 func (r *invalidationResult) title() string {
+	if r.Via == "tracking" {
+		return fmt.Sprintf("invalidation: -mix %s on primary %s, CLIENT TRACKING BCAST invalidations on replica %s: %d/s by %d writers, %d B values",
+			strings.Join(r.Mix, ","), r.Primary, r.Replica, r.Rate, r.Writers, r.Size)
+	}
 	if r.onlySet() {
 		return fmt.Sprintf("invalidation: SET on primary %s, __keyevent@%s__:set on replica %s: %d/s by %d writers, %d B values",
 			r.Primary, r.DB, r.Replica, r.Rate, r.Writers, r.Size)
@@ -482,23 +534,11 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 		return nil, err
 	}
 
-	// The subscriber: the replica connection, subscribed.
-	pattern := "__keyevent@" + cfg.db + "__:*"
-	r.wb = AppendCommand(r.wb[:0], "PSUBSCRIBE", pattern)
-	if err := r.write(r.wb); err != nil {
+	// The subscriber: the replica connection, subscribed or tracking.
+	t.tracking = cfg.via == "tracking"
+	if err := listen(r, cfg, t.prefix); err != nil {
 		r.close()
-		return nil, fmt.Errorf("replica: PSUBSCRIBE: %w", err)
-	}
-	v, err := r.read()
-	if err == nil {
-		err = v.ServerErr()
-	}
-	if err == nil && ((v.Kind != '*' && v.Kind != '>') || len(v.Elems) != 3 || string(v.Elems[0].Str) != "psubscribe") {
-		err = fmt.Errorf("unexpected confirmation %v", truncate(v.String(), 200))
-	}
-	if err != nil {
-		r.close()
-		return nil, fmt.Errorf("replica: PSUBSCRIBE %s: %w", pattern, err)
+		return nil, fmt.Errorf("replica: %w", err)
 	}
 	var subErr error
 	var stopping atomic.Bool
@@ -541,6 +581,9 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 			return nil, fmt.Errorf("replica: the subscription ended before the probe's event: %v", subErr)
 		default:
 		}
+		if time.Now().After(probeEnd) && t.tracking {
+			return nil, fmt.Errorf("replica %s sent no invalidation for the probe SET on the primary within %v", cfg.replica, 2*cfg.timeout)
+		}
 		if time.Now().After(probeEnd) {
 			return nil, fmt.Errorf("replica %s published no %s event for the probe SET on the primary within %v "+
 				"(is notify-keyspace-events KEA set on the replica, and on a Cairn primary too? does -db name the writers' "+
@@ -581,7 +624,7 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 	wg.Wait()
 	wend := time.Now()
 	res := &invalidationResult{
-		Mode: "invalidation", Primary: cfg.primary, Replica: cfg.replica, DB: cfg.db,
+		Mode: "invalidation", Via: cfg.via, Primary: cfg.primary, Replica: cfg.replica, DB: cfg.db,
 		Rate: cfg.rate, Writers: cfg.writers, Size: cfg.size, Mix: mixNames(cfg.mix), Planned: n,
 	}
 	var rtt []time.Duration
@@ -633,6 +676,27 @@ func runInvalidation(cfg *invalidationConfig, progressW io.Writer) (*invalidatio
 		res.FirstProblem = "unexpected frame " + t.firstOdd
 	}
 	return res, nil
+}
+
+// listen makes r hear of the run's writes: PSUBSCRIBE to the event
+// channels, or CLIENT TRACKING in BCAST mode for the keys under prefix.
+func listen(r *conn, cfg *invalidationConfig, prefix string) error {
+	if cfg.via == "tracking" {
+		if _, err := r.do("HELLO", "3"); err != nil {
+			return err
+		}
+		_, err := r.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", prefix)
+		return err
+	}
+	pattern := "__keyevent@" + cfg.db + "__:*"
+	v, err := r.do("PSUBSCRIBE", pattern)
+	if err == nil && ((v.Kind != '*' && v.Kind != '>') || len(v.Elems) != 3 || string(v.Elems[0].Str) != "psubscribe") {
+		err = fmt.Errorf("unexpected confirmation %v", truncate(v.String(), 200))
+	}
+	if err != nil {
+		return fmt.Errorf("PSUBSCRIBE %s: %w", pattern, err)
+	}
+	return nil
 }
 
 // writeEvents writes the reply and event time of every write to file,

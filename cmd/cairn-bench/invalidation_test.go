@@ -160,7 +160,7 @@ func invalidationCfg(f *fakePair) *invalidationConfig {
 		common:    testCommon(f.primary),
 		replFlags: replFlags{primary: f.primary, replica: f.replica},
 		rate:      2000, writers: 3, msgs: 1000, size: 8,
-		duration: 100 * time.Millisecond, db: "0", prefix: "t:", mixFlag: "set",
+		duration: 100 * time.Millisecond, db: "0", prefix: "t:", mixFlag: "set", via: "notifications",
 	}
 }
 
@@ -205,6 +205,87 @@ func TestInvalidationFake(t *testing.T) {
 		t.Errorf("latencies p50 %v p99 %v max %v", r.P50Micros, r.P99Micros, r.MaxMicros)
 	}
 	if !strings.Contains(writeTableString(r), "lost 1, duplicates 1") {
+		t.Errorf("table:\n%s", writeTableString(r))
+	}
+}
+
+// trackingHook makes a fakePair's replica answer HELLO 3 and CLIENT
+// TRACKING and then send what arrives on events, until the client goes.
+func trackingHook(events chan Value, stop chan struct{}, tracking *[]string) func(c net.Conn, rd *Reader, args []string) bool {
+	return func(c net.Conn, rd *Reader, args []string) bool {
+		if strings.ToUpper(args[0]) != "HELLO" {
+			return false
+		}
+		if _, err := c.Write([]byte("%1\r\n$5\r\nproto\r\n:3\r\n")); err != nil {
+			return true
+		}
+		v, err := rd.ReadFrame()
+		if err != nil {
+			return true
+		}
+		*tracking = command(v)
+		if _, err := c.Write([]byte("+OK\r\n")); err != nil {
+			return true
+		}
+		for {
+			select {
+			case v := <-events:
+				if _, err := c.Write(AppendFrame(nil, v)); err != nil {
+					return true
+				}
+			case <-stop:
+				return true
+			}
+		}
+	}
+}
+
+// invalidate returns an invalidate push naming keys.
+func invalidate(keys ...string) Value {
+	v := Value{Kind: '>', Elems: []Value{bulkV("invalidate"), {Kind: '*'}}}
+	for _, k := range keys {
+		v.Elems[1].Elems = append(v.Elems[1].Elems, bulkV(k))
+	}
+	return v
+}
+
+// TestInvalidationFakeTracking runs the mode with -via tracking against a
+// fake pair whose replica sends an invalidate push for every SET but one,
+// two keys in one push for another, and a flush (null keys).
+func TestInvalidationFakeTracking(t *testing.T) {
+	f := newFakePair(t, 1000, 0)
+	events := make(chan Value, 10000)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	var tracking []string
+	f.onReplica = trackingHook(events, stop, &tracking)
+	f.onSet = func(key string) {
+		switch {
+		case strings.HasSuffix(key, ":7"):
+			return // lost
+		case strings.HasSuffix(key, ":3"):
+			events <- invalidate(key, "someone-else")
+			events <- Value{Kind: '>', Elems: []Value{bulkV("invalidate"), {Kind: '*', Null: true}}}
+			return
+		}
+		events <- invalidate(key)
+	}
+	cfg := invalidationCfg(f)
+	cfg.via = "tracking"
+	cfg.quiet = true
+	cfg.drain = 300 * time.Millisecond
+	r, err := runInvalidation(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tracking) != 6 || strings.Join(tracking[:5], " ") != "CLIENT TRACKING on BCAST PREFIX" || !strings.HasPrefix(tracking[5], "t:") {
+		t.Errorf("the replica got %q", tracking)
+	}
+	if r.Via != "tracking" || r.Expected != 200 || r.Received != 199 || r.Lost != 1 || r.Duplicates != 0 ||
+		r.ForeignEvents != 1 || r.Unexpected != 1 {
+		t.Errorf("got %+v", r)
+	}
+	if !strings.Contains(writeTableString(r), "CLIENT TRACKING BCAST invalidations") {
 		t.Errorf("table:\n%s", writeTableString(r))
 	}
 }
