@@ -47,7 +47,7 @@ section "Strings, notifications, group commit, memory" scripts/bench.sh \
 section "Pub/Sub" scripts/bench-pubsub.sh \
 	"\`cairn-bench\` fan-out, many-patterns and stalled-subscriber modes (redis-benchmark cannot drive subscribers)."
 section "Replication and invalidation" scripts/bench-replication.sh \
-	"A Cairn primary+replica and a Redis primary+replica; \`cairn-bench invalidation\` (with and without a mix of write kinds) and \`catchup\`, then full syncs of a loaded primary."
+	"A Cairn primary+replica and a Redis primary+replica; \`cairn-bench invalidation\` (keyspace events with and without a mix of write kinds, and CLIENT TRACKING invalidations) and \`catchup\`, then full syncs of a loaded primary."
 
 cat >>"$tmp" <<'TAIL'
 ## Reading the figures
