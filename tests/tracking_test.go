@@ -309,3 +309,48 @@ func TestTrackingTableLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestTrackingNamespaces checks that a tracking client hears only of its
+// namespace: the same key name written in another namespace, a BCAST
+// prefix's keys there, and another namespace's FLUSHDB send it nothing.
+func TestTrackingNamespaces(t *testing.T) {
+	n := StartCairn(t, "--requirepass", "admin")
+	admin := n.Raw()
+	admin.Expect("+OK\r\n", "AUTH", "admin")
+	admin.Expect("+OK\r\n", "NAMESPACE", "ADD", "tenant", "tok")
+	tenant := n.Raw()
+	tenant.Expect("+OK\r\n", "AUTH", "tok")
+
+	a := n.Raw() // tracks in the tenant's namespace
+	a.Expect("+OK\r\n", "AUTH", "tok")
+	a.Do("HELLO", "3")
+	a.Expect("+OK\r\n", "CLIENT", "TRACKING", "on")
+	a.Expect("_\r\n", "GET", "k")
+	b := n.Raw() // BCAST in the tenant's namespace
+	b.Expect("+OK\r\n", "AUTH", "tok")
+	b.Do("HELLO", "3")
+	b.Expect("+OK\r\n", "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "k")
+
+	// The admin writes its own k, and flushes its own namespace: nothing
+	// for the tenant's clients (the PING markers come first).
+	admin.Expect("+OK\r\n", "SET", "k", "admin")
+	admin.Expect("+OK\r\n", "FLUSHDB")
+	a.Expect("+PONG\r\n", "PING")
+	b.Expect("+PONG\r\n", "PING")
+
+	tenant.Expect("+OK\r\n", "SET", "k", "tenant")
+	push := ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+	if got := a.Reply(); got != push {
+		t.Errorf("default-mode push: %q, want %q", got, push)
+	}
+	if got := b.Reply(); got != push {
+		t.Errorf("BCAST push: %q, want %q", got, push)
+	}
+	tenant.Expect("+OK\r\n", "FLUSHDB")
+	for _, c := range []*RawConn{a, b} {
+		if got := c.Reply(); got != ">2\r\n$10\r\ninvalidate\r\n_\r\n" {
+			t.Errorf("push after the tenant's FLUSHDB: %q", got)
+		}
+		c.Expect("+PONG\r\n", "PING")
+	}
+}
