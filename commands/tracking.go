@@ -216,11 +216,17 @@ func (t *trackingTable) follow(cl *Client, p []byte) {
 	}
 	s.prefixes = slices.Insert(s.prefixes, i, append([]byte{}, p...))
 	key := storage.MetaKey(s.ns, p)
-	j, found := slices.BinarySearchFunc(t.prefixes, key, func(bp *bcastPrefix, k []byte) int { return bytes.Compare(bp.key, k) })
+	j, found := t.findPrefix(key)
 	if !found {
 		t.prefixes = slices.Insert(t.prefixes, j, &bcastPrefix{key: key})
 	}
 	t.prefixes[j].clients = append(t.prefixes[j].clients, cl)
+}
+
+// findPrefix returns where the BCAST prefix of MetaKey key is, or would
+// be, in t.prefixes, and whether it is there; t.mu is held.
+func (t *trackingTable) findPrefix(key []byte) (int, bool) {
+	return slices.BinarySearchFunc(t.prefixes, key, func(bp *bcastPrefix, k []byte) int { return bytes.Compare(bp.key, k) })
 }
 
 // disable turns tracking off for cl (CLIENT TRACKING OFF, RESET, a closed
@@ -235,7 +241,7 @@ func (t *trackingTable) disable(cl *Client) {
 	s := &cl.trk
 	for _, p := range s.prefixes {
 		key := storage.MetaKey(s.ns, p)
-		j, found := slices.BinarySearchFunc(t.prefixes, key, func(bp *bcastPrefix, k []byte) int { return bytes.Compare(bp.key, k) })
+		j, found := t.findPrefix(key)
 		if !found {
 			continue
 		}
@@ -265,8 +271,8 @@ func (e *Env) trackRead(cl *Client, spec *Spec, args [][]byte) {
 
 // remember records that cl, which tracks in the default mode, reads keys,
 // unless OPTIN without CLIENT CACHING YES or OPTOUT with CLIENT CACHING
-// NO says otherwise. The command calls it before it reads, so a write
-// committed after the read always finds the record. Beyond
+// NO says otherwise. A command calls it before it reads: a write that
+// commits while the read runs finds the record and invalidates. Beyond
 // tracking-table-max-keys, keys picked at random are forgotten, and their
 // readers told to drop them.
 func (e *Env) remember(cl *Client, keys [][]byte) {
