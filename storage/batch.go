@@ -36,6 +36,10 @@ type Batch struct {
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
 
+	// quiet is set while the context records are added under is quiet
+	// (LogFlagQuiet).
+	quiet bool
+
 	// Origin is the ID of the client whose command wrote the batch, 0 for
 	// the server's own writes (expiry); the write observer hears it with
 	// each key (CLIENT TRACKING's NOLOOP skips a client's own writes).
@@ -43,11 +47,13 @@ type Batch struct {
 }
 
 // rowUpdate is a metadata record a batch writes: key k and value v (nil
-// when deleted), and the Origin of the batch that wrote it, set when the
-// batch is committed (batches of several clients may share a commit).
+// when deleted), the Origin of the batch that wrote it, set when the
+// batch is committed (batches of several clients may share a commit), and
+// whether its context was quiet (the write observer skips it).
 type rowUpdate struct {
 	k, v   []byte
 	origin int64
+	quiet  bool
 }
 
 // nsCount is a key count, or a change of one, in one namespace. A batch
@@ -72,7 +78,7 @@ func setCount(counts []nsCount, ns string, n KeyCount) []nsCount {
 // NewBatch starts a batch whose first record is the LogData l.
 func (e *Engine) NewBatch(l LogData) *Batch {
 	b := e.NewMultiBatch()
-	_ = b.b.LogData(l.Encode(), nil)
+	b.LogData(l.Encode())
 	return b
 }
 
@@ -87,8 +93,22 @@ func (e *Engine) NewRawBatch(logData []byte) *Batch {
 }
 
 // LogData adds a LogData record (a command context in a transaction's
-// batch, or an events record) at the current position.
-func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
+// batch, or an events record) at the current position. The records after
+// a quiet context (LogFlagQuiet), up to the next context, are quiet.
+func (b *Batch) LogData(p []byte) {
+	_ = b.b.LogData(p, nil)
+	b.quiet = quietAfter(p, b.quiet)
+}
+
+// quietAfter returns whether the records after LogData record p are
+// quiet, given that those before it are when quiet is set: a command
+// context decides, any other record (events) leaves it as it was.
+func quietAfter(p []byte, quiet bool) bool {
+	if l, err := DecodeLogData(p); err == nil {
+		return l.Flags&LogFlagQuiet != 0
+	}
+	return quiet
+}
 
 // NewMultiBatch starts a batch without a LogData record, for a
 // transaction: each command in it adds its own context with LogData
@@ -177,7 +197,7 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 	klen := len(kv)
 	kv = m.encode(kv)
 	_ = b.b.Set(kv[:klen], kv[klen:], nil)
-	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:]})
+	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], quiet: b.quiet})
 	return m
 }
 
@@ -196,7 +216,7 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	b.addDelta(ns, d)
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk})
+	b.rows = append(b.rows, rowUpdate{k: mk, quiet: b.quiet})
 	// Collections keep members under subkeys; they go when their
 	// metadata goes (orphaned versions are reclaimed later).
 }
@@ -208,7 +228,7 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 func (b *Batch) MarkKey(ns string, key []byte) {
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk})
+	b.rows = append(b.rows, rowUpdate{k: mk, quiet: b.quiet})
 }
 
 // deleteExpireEntry removes a stale expiry-index entry.

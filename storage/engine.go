@@ -474,7 +474,7 @@ func (e *Engine) observe(rows []rowUpdate, fresh int, flush bool, flushed []stri
 			if flush && i == fresh && !yield(Write{Flushed: flushed}) {
 				return
 			}
-			if !yield(Write{MetaKey: r.k, Deleted: r.v == nil, Origin: r.origin}) {
+			if !r.quiet && !yield(Write{MetaKey: r.k, Deleted: r.v == nil, Origin: r.origin}) {
 				return
 			}
 		}

@@ -67,6 +67,11 @@ const (
 	// LogFlagNotify marks a batch whose command's event class was enabled in
 	// the primary's notify-keyspace-events when it was written.
 	LogFlagNotify byte = 1 << 0
+	// LogFlagQuiet marks a context whose records change only how Redis
+	// would hold a value in memory (its OBJECT ENCODING), not the data: the
+	// write observer (WATCH, CLIENT TRACKING) does not hear of them, as
+	// Redis's converting a value in place signals no modification.
+	LogFlagQuiet byte = 1 << 1
 )
 
 // LogData is the typed command context that begins every batch Cairn

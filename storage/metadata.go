@@ -69,6 +69,24 @@ type Metadata struct {
 // its own (valueKey) rather than inline; Size is its length.
 const FlagExternalValue byte = 1
 
+// FlagRawEncoding, FlagPlainEncoding and FlagUnsharedInt record how Redis
+// would hold a string value in memory, which depends on the command that
+// wrote it and which OBJECT ENCODING and OBJECT REFCOUNT report. Without
+// them the value's content decides, as it does for SET: an integer, else
+// embstr up to 44 bytes, else raw. FlagRawEncoding marks a value that is
+// raw whatever its content (changed in place by APPEND, SETRANGE or a
+// bit write), FlagPlainEncoding one that is never an integer (INCRBYFLOAT's
+// result), and FlagUnsharedInt an integer that is not one of Redis's
+// shared integers (a COPY of one).
+const (
+	FlagRawEncoding   byte = 2
+	FlagPlainEncoding byte = 4
+	FlagUnsharedInt   byte = 8
+
+	// FlagsEncoding are the three encoding flags together.
+	FlagsEncoding = FlagRawEncoding | FlagPlainEncoding | FlagUnsharedInt
+)
+
 // External reports whether m is a string whose value is out of line.
 func (m *Metadata) External() bool {
 	return m.Type == TypeString && m.Flags&FlagExternalValue != 0

@@ -93,3 +93,41 @@ func TestWriteObserverHearsKeysFlushesAndOrigins(t *testing.T) {
 	check("primary", po.heard, 7, 8, 8)
 	check("replica", ro.heard, 0, 0, 0)
 }
+
+// TestWriteObserverSkipsQuietRecords commits a batch whose first context
+// is quiet (LogFlagQuiet) and whose second is not, and applies it on a
+// replica's engine: both observers hear only the second context's key.
+func TestWriteObserverSkipsQuietRecords(t *testing.T) {
+	primary := openTest(t, t.TempDir())
+	defer primary.Close()
+	replica := openTest(t, t.TempDir())
+	defer replica.Close()
+	var po, ro recordingObserver
+	primary.SetWriteObserver(&po)
+	replica.SetWriteObserver(&ro)
+	var shipped [][]byte
+	primary.SetCommitHook(func(_ uint64, repr []byte) { shipped = append(shipped, repr) })
+
+	b := primary.NewMultiBatch()
+	b.LogData(LogData{Type: TypeString, Cmd: CmdSetBit, Flags: LogFlagQuiet}.Encode())
+	b.PutMeta("", []byte("quiet"), nil, Metadata{Type: TypeString, Flags: FlagRawEncoding, Value: []byte("v")})
+	b.LogData([]byte{0xE1, 1}) // an events record leaves the context as it is
+	b.PutMeta("", []byte("quiet2"), nil, Metadata{Type: TypeString, Value: []byte("v")})
+	b.LogData(LogData{Type: TypeString, Cmd: CmdSet}.Encode())
+	b.PutMeta("", []byte("loud"), nil, Metadata{Type: TypeString, Value: []byte("v")})
+	if _, err := primary.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.ApplyReplicated(1, shipped[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	for who, heard := range map[string][]string{"primary": po.heard, "replica": ro.heard} {
+		if len(heard) != 1 || heard[0] != "set /loud @0" {
+			t.Errorf("%s heard %q, want only the loud key", who, heard)
+		}
+	}
+	// The quiet record is written all the same.
+	if m, found, err := replica.GetMeta("", []byte("quiet")); err != nil || !found || m.Flags&FlagRawEncoding == 0 {
+		t.Errorf("replica's quiet key: %+v %v %v", m, found, err)
+	}
+}

@@ -175,9 +175,12 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		flushed []string // namespaces whose metadata range the batch deletes
 		fresh   int      // s.rows[fresh:] follow the last flush
 		carried uint64
+		quiet   bool // the current context is quiet (LogFlagQuiet)
 	)
 	err := ReadBatch(repr, func(r Record) {
 		switch {
+		case r.Kind == RecordLogData:
+			quiet = quietAfter(r.Key, quiet)
 		case r.Kind == RecordDeleteRange:
 			flush, fresh = true, len(s.rows)
 			if ns, key, err := DecodeMetaKey(r.Key); err == nil && len(key) == 0 {
@@ -195,7 +198,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 			if r.Kind == RecordSet && len(r.Value) > 0 {
 				v = r.Value
 			}
-			s.rows = append(s.rows, rowUpdate{k: r.Key, v: v})
+			s.rows = append(s.rows, rowUpdate{k: r.Key, v: v, quiet: quiet})
 		case string(r.Key) == string(keyReplOffset) && r.Kind == RecordSet && len(r.Value) == 8:
 			carried = binary.BigEndian.Uint64(r.Value)
 		case strings.HasPrefix(string(r.Key), string(keyCountPrefix)) && len(r.Key) > len(keyCountPrefix):
