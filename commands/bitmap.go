@@ -86,7 +86,9 @@ func cmdSetBit(c *Ctx) {
 	// As in Redis, a bit set to what it was, within the string, writes
 	// nothing and publishes nothing.
 	if grown := !k.live || int64(len(m.Value)) <= off>>3; !grown && int64(old) == on {
-		c.W.Int(int64(old))
+		if c.makeRaw(storage.CmdSetBit, key, &k) {
+			c.W.Int(int64(old))
+		}
 		return
 	}
 	buf := grownCopy(m.Value, off>>3+1)
@@ -97,6 +99,7 @@ func cmdSetBit(c *Ctx) {
 		buf[off>>3] &^= mask
 	}
 	m.Value = buf
+	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
 	if c.putKey(storage.CmdSetBit, key, &k, m, notify.CodeSetBit) {
 		c.W.Int(int64(old))
 	}
@@ -355,7 +358,7 @@ func cmdBitOp(c *Ctx) {
 		}
 	}
 	// The destination is replaced, its TTL dropped, as SET does.
-	if c.putKey(storage.CmdBitOp, dst, &d, storage.Metadata{Type: storage.TypeString, Value: res}, notify.CodeSet) {
+	if c.putKey(storage.CmdBitOp, dst, &d, storage.Metadata{Type: storage.TypeString, Flags: storage.FlagRawEncoding, Value: res}, notify.CodeSet) {
 		c.W.Int(int64(maxLen))
 	}
 }
@@ -478,7 +481,13 @@ func bitfield(c *Ctx, readOnly bool) {
 		codes = append(codes, notify.CodeSetBit)
 	}
 	m.Value = buf
-	if (grown || changed) && !c.putKey(storage.CmdBitField, key, &k, m, codes...) {
+	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
+	switch {
+	case grown || changed:
+		if !c.putKey(storage.CmdBitField, key, &k, m, codes...) {
+			return
+		}
+	case !c.makeRaw(storage.CmdBitField, key, &k):
 		return
 	}
 	c.W.Array(len(ops))

@@ -30,6 +30,12 @@ func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 	if c.Env.Notify != nil && c.Env.Notify.Flags()&eventClasses != 0 {
 		l.Flags |= storage.LogFlagNotify
 	}
+	return c.batchFor(l)
+}
+
+// batchFor returns the batch for a write whose context is l: a fresh one,
+// or the shared batch of EXEC or of a pipelined group with l added.
+func (c *Ctx) batchFor(l storage.LogData) *storage.Batch {
 	if c.txn != nil {
 		c.txn.b.LogData(l.Encode())
 		return c.txn.b
@@ -55,7 +61,7 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	c.stage(b, key, append(all, codes...))
 	m = b.PutMeta(c.ns(), key, k.old(), m)
 	if c.txn != nil {
-		c.txn.put(c.ns(), key, m)
+		c.txn.put(c.ns(), key, m, c.valueHeld(key, k))
 	}
 }
 

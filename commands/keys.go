@@ -279,10 +279,14 @@ func renameGeneric(c *Ctx, nx bool) {
 	// Redis adds the destination ("new", even when it existed: it is
 	// replaced), deletes the source, then publishes rename_from and
 	// rename_to.
+	held, _ := c.txn.get(c.ns(), src)
 	c.announce(b, dst, notify.CodeNew)
 	c.del(b, src, &s, notify.CodeRenameFrom)
 	d.live = true // announced
 	c.put(b, dst, &d, s.m, notify.CodeRenameTo)
+	if held.held {
+		c.txn.hold(c.ns(), dst) // the value moved, still held
+	}
 	if !c.commit(b) {
 		return
 	}
@@ -352,7 +356,9 @@ func cmdCopy(c *Ctx) {
 	}
 	b := c.newBatch(s.m.Type, storage.CmdCopy)
 	d.live = false // a replaced destination is new again, as in Redis
-	c.put(b, dst, &d, s.m, notify.CodeCopyTo)
+	m := s.m
+	m.Flags = copiedFlags(&m)
+	c.put(b, dst, &d, m, notify.CodeCopyTo)
 	if c.commit(b) {
 		c.W.Int(1)
 	}

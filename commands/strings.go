@@ -413,6 +413,7 @@ func cmdAppend(c *Ctx) {
 			return
 		}
 		m.Value = append(append(make([]byte, 0, len(k.m.Value)+len(c.Args[2])), k.m.Value...), c.Args[2]...)
+		m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding) // changed in place
 	} else {
 		m.Value = c.Args[2]
 	}
@@ -471,6 +472,7 @@ func cmdSetRange(c *Ctx) {
 	copy(buf[offset:], val)
 	n := int64(len(buf))
 	m.Value = buf
+	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
 	if c.putKey(storage.CmdSetRange, key, &k, m, notify.CodeSetRange) {
 		c.W.Int(n)
 	}
@@ -576,6 +578,7 @@ func incrBy(c *Ctx, delta int64, cmd storage.Command) {
 	}
 	cur += delta
 	m.Value = appendInt(nil, cur)
+	m.Flags = withEncoding(m.Flags, 0)
 	if c.putKey(cmd, key, &k, m, notify.CodeIncrBy) {
 		c.W.Int(cur)
 	}
@@ -607,6 +610,7 @@ func cmdIncrByFloat(c *Ctx) {
 		return
 	}
 	m.Value = formatLongDouble(sum)
+	m.Flags = withEncoding(m.Flags, storage.FlagPlainEncoding)
 	if c.putKey(storage.CmdIncrByFloat, key, &k, m, notify.CodeIncrByFloat) {
 		c.W.Bulk(m.Value)
 	}

@@ -120,7 +120,7 @@ func cmdExec(c *Ctx) {
 	}
 
 	execArgs, execSpec := c.Args, c.Spec
-	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked}
+	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked, exec: true}
 	c.txn.b.Origin = cl.ID
 	mark := c.W.Len()
 	c.W.Array(len(m.queued))
@@ -205,8 +205,10 @@ type txnBatch struct {
 	// allLocked is set when the transaction holds every key lock, so
 	// that its commands may reclaim any expired key (reclaimAll).
 	allLocked bool
-	events    []notify.Event // to publish once the batch commits
-	scratch   []byte         // keyOf's buffer
+	// exec is set for EXEC's batch (not a pipelined group's).
+	exec    bool
+	events  []notify.Event // to publish once the batch commits
+	scratch []byte         // keyOf's buffer
 }
 
 // commit commits the batch for cl if anything was written to it; on an
@@ -227,6 +229,9 @@ func (t *txnBatch) commit(e *Env, cl *Client) error {
 type txnKey struct {
 	m      storage.Metadata
 	exists bool
+	// held is set in EXEC when the value is also held by a queued
+	// command's arguments until EXEC ends (see valueHeld).
+	held bool
 }
 
 // keyOf returns the overlay key of key in ns (namespace, NUL, key) in a
@@ -265,11 +270,20 @@ func (t *txnBatch) written(ns string, start []byte) []writtenKey {
 	return out
 }
 
-func (t *txnBatch) put(ns string, key []byte, m storage.Metadata) {
-	t.set(ns, key, txnKey{m: m, exists: true})
+func (t *txnBatch) put(ns string, key []byte, m storage.Metadata, held bool) {
+	t.set(ns, key, txnKey{m: m, exists: true, held: held})
 }
 
 func (t *txnBatch) del(ns string, key []byte) { t.set(ns, key, txnKey{}) }
+
+// hold marks the value the transaction wrote to key as held (txnKey.held).
+func (t *txnBatch) hold(ns string, key []byte) {
+	k := string(t.keyOf(ns, key))
+	if st, ok := t.overlay[k]; ok {
+		st.held = true
+		t.overlay[k] = st
+	}
+}
 
 func (t *txnBatch) set(ns string, key []byte, st txnKey) {
 	if t.overlay == nil {

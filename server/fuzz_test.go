@@ -142,6 +142,7 @@ func FuzzConnection(f *testing.F) {
 			"CLIENT TRACKING on BCAST PREFIX a PREFIX b\r\nMSET a1 1 b1 2\r\nFLUSHDB\r\nCLIENT TRACKINGINFO\r\nRESET\r\nGET k\r\n",
 		"CLIENT TRACKING on OPTIN REDIRECT 1\r\nCLIENT CACHING yes\r\nGET k\r\nSET k 2\r\nCONFIG SET tracking-table-max-keys 1\r\n" +
 			"CLIENT TRACKING on OPTIN\r\nCLIENT CACHING yes\r\nMULTI\r\nMGET a b c\r\nEXEC\r\nCLIENT GETREDIR\r\nCLIENT TRACKING on PREFIX x\r\n",
+		"SET a 5\r\nOBJECT ENCODING a\r\nCOPY a b\r\nOBJECT REFCOUNT b\r\nSETBIT a 0 0\r\nMULTI\r\nSET c x\r\nRENAME c d\r\nOBJECT REFCOUNT d\r\nEXEC\r\nOBJECT IDLETIME a\r\nOBJECT FREQ zz\r\n",
 		"CONFIG SET slowlog-log-slower-than 0\r\nSLOWLOG GET -1\r\nSAVE\r\nBGSAVE\r\nLASTSAVE\r\nMONITOR\r\nPING\r\nGET k\r\nRESET\r\n",
 	}
 	for _, s := range seeds {
