@@ -1373,6 +1373,12 @@ var diffBuilders = []diffBuilder{
 		return args
 	}},
 	{2, func(g *diffGen) []string { return []string{g.word("dump"), g.key()} }},
+	// OBJECT ENCODING and REFCOUNT depend on the command that last wrote a
+	// value (SET, APPEND, INCRBYFLOAT, a bit write that changed nothing,
+	// COPY of a small integer...).
+	{4, func(g *diffGen) []string {
+		return []string{g.word("object"), g.word(g.pick([]string{"encoding", "encoding", "refcount", "freq"})), g.key()}
+	}},
 	{1, func(g *diffGen) []string {
 		// Not 1..15: the reference redis-server has 16 databases.
 		dbs := []string{"0", "0", "-1", "16", "abc", "2147483648", "-2147483649", "", "00"}
@@ -1546,6 +1552,7 @@ func (g *diffGen) wrongArity() []string {
 		{"keys"}, {"keys", "*", "*"}, {"scan"}, {"randomkey", k}, {"dbsize", k},
 		{"setbit", k, "1"}, {"getbit", k}, {"bitcount"}, {"bitpos", k}, {"bitop", "and", k},
 		{"bitfield"}, {"bitfield_ro"}, {"dump"}, {"dump", k, k}, {"restore", k, "0"}, {"lcs", k}, {"move", k}, {"swapdb", "0"},
+		{"object"}, {"object", "encoding"}, {"object", "refcount", k, k}, {"object", "nosuch", k},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
