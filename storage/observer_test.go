@@ -33,20 +33,41 @@ func (o *recordingObserver) Written(writes iter.Seq[Write]) {
 
 func (o *recordingObserver) Flushing([]string, func([]byte) bool) {}
 
+// observedPair is a primary engine and a replica engine, each with a
+// recordingObserver (po, ro); replicate applies to the replica the
+// batches the primary committed since its last call.
+type observedPair struct {
+	primary, replica *Engine
+	po, ro           recordingObserver
+	shipped          [][]byte
+	applied          int
+}
+
+func newObservedPair(t *testing.T) *observedPair {
+	p := &observedPair{primary: openTest(t, t.TempDir()), replica: openTest(t, t.TempDir())}
+	t.Cleanup(func() { p.primary.Close(); p.replica.Close() })
+	p.primary.SetWriteObserver(&p.po)
+	p.replica.SetWriteObserver(&p.ro)
+	p.primary.SetCommitHook(func(_ uint64, repr []byte) { p.shipped = append(p.shipped, repr) })
+	return p
+}
+
+func (p *observedPair) replicate(t *testing.T) {
+	t.Helper()
+	for ; p.applied < len(p.shipped); p.applied++ {
+		if err := p.replica.ApplyReplicated(uint64(p.applied+1), p.shipped[p.applied], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestWriteObserverHearsKeysFlushesAndOrigins commits a batch that writes,
 // flushes its namespace and writes again, and applies the same bytes on a
 // replica's engine: both observers hear the keys and the flush in batch
 // order, the primary's with the batch's Origin and the replica's with 0.
 func TestWriteObserverHearsKeysFlushesAndOrigins(t *testing.T) {
-	primary := openTest(t, t.TempDir())
-	defer primary.Close()
-	replica := openTest(t, t.TempDir())
-	defer replica.Close()
-	var po, ro recordingObserver
-	primary.SetWriteObserver(&po)
-	replica.SetWriteObserver(&ro)
-	var shipped [][]byte
-	primary.SetCommitHook(func(_ uint64, repr []byte) { shipped = append(shipped, repr) })
+	pair := newObservedPair(t)
+	primary := pair.primary
 
 	put := func(b *Batch, key string) {
 		b.PutMeta("ns", []byte(key), nil, Metadata{Type: TypeString, Value: []byte("v")})
@@ -69,11 +90,7 @@ func TestWriteObserverHearsKeysFlushesAndOrigins(t *testing.T) {
 	if _, err := primary.Commit(b); err != nil {
 		t.Fatal(err)
 	}
-	for i, repr := range shipped {
-		if err := replica.ApplyReplicated(uint64(i+1), repr, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pair.replicate(t)
 	want := []string{"set ns/a @%d", "del ns/a @%d", `flush ["ns"]`, "set ns/b @%d"}
 	check := func(who string, heard []string, origins ...any) {
 		t.Helper()
@@ -90,23 +107,16 @@ func TestWriteObserverHearsKeysFlushesAndOrigins(t *testing.T) {
 			}
 		}
 	}
-	check("primary", po.heard, 7, 8, 8)
-	check("replica", ro.heard, 0, 0, 0)
+	check("primary", pair.po.heard, 7, 8, 8)
+	check("replica", pair.ro.heard, 0, 0, 0)
 }
 
 // TestWriteObserverSkipsQuietRecords commits a batch whose first context
 // is quiet (LogFlagQuiet) and whose second is not, and applies it on a
 // replica's engine: both observers hear only the second context's key.
 func TestWriteObserverSkipsQuietRecords(t *testing.T) {
-	primary := openTest(t, t.TempDir())
-	defer primary.Close()
-	replica := openTest(t, t.TempDir())
-	defer replica.Close()
-	var po, ro recordingObserver
-	primary.SetWriteObserver(&po)
-	replica.SetWriteObserver(&ro)
-	var shipped [][]byte
-	primary.SetCommitHook(func(_ uint64, repr []byte) { shipped = append(shipped, repr) })
+	pair := newObservedPair(t)
+	primary, replica := pair.primary, pair.replica
 
 	b := primary.NewMultiBatch()
 	b.LogData(LogData{Type: TypeString, Cmd: CmdSetBit, Flags: LogFlagQuiet}.Encode())
@@ -118,10 +128,8 @@ func TestWriteObserverSkipsQuietRecords(t *testing.T) {
 	if _, err := primary.Commit(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := replica.ApplyReplicated(1, shipped[0], nil); err != nil {
-		t.Fatal(err)
-	}
-	for who, heard := range map[string][]string{"primary": po.heard, "replica": ro.heard} {
+	pair.replicate(t)
+	for who, heard := range map[string][]string{"primary": pair.po.heard, "replica": pair.ro.heard} {
 		if len(heard) != 1 || heard[0] != "set /loud @0" {
 			t.Errorf("%s heard %q, want only the loud key", who, heard)
 		}
