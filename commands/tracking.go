@@ -294,15 +294,42 @@ func (e *Env) remember(cl *Client, keys [][]byte) {
 			t.items++
 		}
 	}
-	if max := e.Config.Int("tracking-table-max-keys"); max > 0 {
-		for mk := range t.keys {
-			if int64(len(t.keys)) <= max {
-				break
-			}
-			t.invalidate(e.Clients, []byte(mk), -1)
-		}
-	}
+	t.trim(e.Clients, e.Config.Int("tracking-table-max-keys"), len(keys))
 	t.nkeys.Store(int64(len(t.keys)))
+}
+
+// trackingTrimPerTick bounds the keys TrimTracking forgets in one call.
+const trackingTrimPerTick = 1000
+
+// TrimTracking forgets keys beyond tracking-table-max-keys (at most
+// trackingTrimPerTick of them) and tells their readers. The server calls
+// it hz times a second, as Redis trims the table in its cron, so that a
+// limit lowered with CONFIG SET takes effect without waiting for reads.
+func (e *Env) TrimTracking() {
+	t := &e.Clients.tracking
+	max := e.Config.Int("tracking-table-max-keys")
+	if n := t.nkeys.Load(); n == 0 || max <= 0 || n <= max {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.trim(e.Clients, max, trackingTrimPerTick)
+	t.nkeys.Store(int64(len(t.keys)))
+}
+
+// trim forgets at most budget keys picked at random while the table holds
+// more than max (0: no limit), telling their readers; t.mu is held.
+func (t *trackingTable) trim(r *ClientRegistry, max int64, budget int) {
+	if max <= 0 {
+		return
+	}
+	for mk := range t.keys {
+		if int64(len(t.keys)) <= max || budget <= 0 {
+			return
+		}
+		t.invalidate(r, []byte(mk), -1)
+		budget--
+	}
 }
 
 // invalidate sends the invalidation of metadata key mk to every client

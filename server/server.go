@@ -227,7 +227,8 @@ func keyspaceSubscriber(channels, patterns []string) bool {
 // expireLoop runs the active expiry cycle hz times a second, spending at
 // most a quarter of each period, in slices small enough never to stall
 // clients for long. It also samples the counters behind INFO's
-// instantaneous_* rates, as Redis's cron does.
+// instantaneous_* rates and trims CLIENT TRACKING's table, as Redis's
+// cron does.
 func (s *Server) expireLoop() {
 	for {
 		hz := max(s.env.Config.Int("hz"), 1)
@@ -238,6 +239,7 @@ func (s *Server) expireLoop() {
 		case <-time.After(period):
 		}
 		s.env.Stats.Sample(time.Now())
+		s.env.TrimTracking()
 		if s.env.Repl != nil && s.env.Repl.IsReplica() {
 			continue // replicas wait for their primary's deletes
 		}

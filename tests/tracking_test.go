@@ -272,40 +272,55 @@ func TestTrackingOnReplica(t *testing.T) {
 }
 
 // TestTrackingTableLimit fills the tracking table past
-// tracking-table-max-keys: the server forgets keys to stay within it and
-// tells their readers to drop them, and INFO shows the table's size.
+// tracking-table-max-keys, then lowers the limit with CONFIG SET: the
+// server forgets keys to stay within it (on the next reads, or in its
+// cron) and tells their readers to drop them, and INFO shows the table's
+// size.
 func TestTrackingTableLimit(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, n *Node) {
 		a := n.Raw()
-		a.Expect("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "10")
 		tc, err := dialTrackingCache(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range 30 {
-			if err := tc.get("k" + strconv.Itoa(i)); err != nil {
-				t.Fatal(err)
+		read := func(from, to int) {
+			t.Helper()
+			for i := from; i < to; i++ {
+				if err := tc.get("k" + strconv.Itoa(i)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		// Redis trims the table in its cron: wait for it.
-		var info string
-		waitFor(t, 10*time.Second, "the tracking table to shrink to 10 keys", func() bool {
-			info = a.Do("INFO", "stats")
-			return strings.Contains(info, "tracking_total_keys:10\r\n")
-		})
-		if !strings.Contains(info, "tracking_total_items:10\r\n") || !strings.Contains(info, "tracking_total_prefixes:0\r\n") {
-			t.Errorf("INFO stats: %s", info)
+		shrinks := func(keys int) {
+			t.Helper()
+			var info string
+			want := fmt.Sprintf("tracking_total_keys:%d\r\n", keys)
+			waitFor(t, 10*time.Second, "the tracking table to hold "+want, func() bool {
+				info = a.Do("INFO", "stats")
+				return strings.Contains(info, want)
+			})
+			if !strings.Contains(info, fmt.Sprintf("tracking_total_items:%d\r\n", keys)) || !strings.Contains(info, "tracking_total_prefixes:0\r\n") {
+				t.Errorf("INFO stats: %s", info)
+			}
+			// The forgotten keys' invalidations have been sent: as many
+			// keys stay cached as the table holds.
+			if r, err := tc.do("PING"); err != nil || r != "+PONG\r\n" {
+				t.Fatalf("PING: %q %v", r, err)
+			}
+			if len(tc.entries) != keys {
+				t.Errorf("%d keys cached, want %d", len(tc.entries), keys)
+			}
 		}
+		a.Expect("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "10")
+		read(0, 30)
+		shrinks(10)
+		a.Expect("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "0")
+		read(30, 40)
+		shrinks(20)
+		a.Expect("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "5")
+		shrinks(5)
 		if clients := a.Do("INFO", "clients"); !strings.Contains(clients, "tracking_clients:1\r\n") {
 			t.Errorf("INFO clients: %s", clients)
-		}
-		// The forgotten keys' invalidations have been sent: 10 cached
-		// keys remain.
-		if r, err := tc.do("PING"); err != nil || r != "+PONG\r\n" {
-			t.Fatalf("PING: %q %v", r, err)
-		}
-		if len(tc.entries) != 10 {
-			t.Errorf("%d keys cached after the evictions, want 10", len(tc.entries))
 		}
 	})
 }
