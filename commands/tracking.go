@@ -307,24 +307,28 @@ const trackingTrimPerTick = 1000
 // limit lowered with CONFIG SET takes effect without waiting for reads.
 func (e *Env) TrimTracking() {
 	t := &e.Clients.tracking
-	max := e.Config.Int("tracking-table-max-keys")
-	if n := t.nkeys.Load(); n == 0 || max <= 0 || n <= max {
+	n := t.nkeys.Load()
+	if n == 0 {
+		return // the common case: no config lookup hz times a second
+	}
+	limit := e.Config.Int("tracking-table-max-keys")
+	if limit <= 0 || n <= limit {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.trim(e.Clients, max, trackingTrimPerTick)
+	t.trim(e.Clients, limit, trackingTrimPerTick)
 	t.nkeys.Store(int64(len(t.keys)))
 }
 
 // trim forgets at most budget keys picked at random while the table holds
-// more than max (0: no limit), telling their readers; t.mu is held.
-func (t *trackingTable) trim(r *ClientRegistry, max int64, budget int) {
-	if max <= 0 {
+// more than limit (0: no limit), telling their readers; t.mu is held.
+func (t *trackingTable) trim(r *ClientRegistry, limit int64, budget int) {
+	if limit <= 0 {
 		return
 	}
 	for mk := range t.keys {
-		if int64(len(t.keys)) <= max || budget <= 0 {
+		if int64(len(t.keys)) <= limit || budget <= 0 {
 			return
 		}
 		t.invalidate(r, []byte(mk), -1)

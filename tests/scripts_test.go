@@ -39,9 +39,9 @@ var rewriteScripts = flag.Bool("rewrite", false, "rewrite testdata/scripts expec
 // server is Cairn (a deliberate, documented difference from Redis).
 // An argument "$id:name" stands for the client id of connection name (the
 // runner asks it with CLIENT ID the first time, a request the script does
-// not see). Header lines: "#args: ..." for server arguments, "#redis" to also check
-// against redis-server. Other lines starting with '#' and blank lines are
-// ignored.
+// not see). Header lines: "#args: ..." for server arguments, "#redis" to
+// also check against redis-server. Other lines starting with '#' and blank
+// lines are ignored.
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/scripts/*.txt")
 	if err != nil || len(files) == 0 {
