@@ -37,7 +37,7 @@ func (c *Ctx) newBatch(t storage.Type, cmd storage.Command) *storage.Batch {
 // or the shared batch of EXEC or of a pipelined group with l added.
 func (c *Ctx) batchFor(l storage.LogData) *storage.Batch {
 	if c.txn != nil {
-		c.txn.b.LogData(l.Encode())
+		c.txn.b.Context(l)
 		return c.txn.b
 	}
 	b := c.Env.Store.NewBatch(l)

@@ -40,16 +40,17 @@ type Batch struct {
 	// (LogFlagQuiet).
 	quiet bool
 
-	// Origin is the ID of the client whose command wrote the batch, 0 for
-	// the server's own writes (expiry); the write observer hears it with
-	// each key (CLIENT TRACKING's NOLOOP skips a client's own writes).
+	// Origin is the ID of the client whose command writes the batch, 0 for
+	// the server's own writes (expiry); set it before adding records. The
+	// write observer hears it with each key (CLIENT TRACKING's NOLOOP
+	// skips a client's own writes), also when batches of several clients
+	// share a commit.
 	Origin int64
 }
 
 // rowUpdate is a metadata record a batch writes: key k and value v (nil
-// when deleted), the Origin of the batch that wrote it, set when the
-// batch is committed (batches of several clients may share a commit), and
-// whether its context was quiet (the write observer skips it).
+// when deleted), the Origin of the batch that wrote it, and whether its
+// context was quiet (the write observer skips it).
 type rowUpdate struct {
 	k, v   []byte
 	origin int64
@@ -78,7 +79,7 @@ func setCount(counts []nsCount, ns string, n KeyCount) []nsCount {
 // NewBatch starts a batch whose first record is the LogData l.
 func (e *Engine) NewBatch(l LogData) *Batch {
 	b := e.NewMultiBatch()
-	b.LogData(l.Encode())
+	b.Context(l)
 	return b
 }
 
@@ -92,23 +93,17 @@ func (e *Engine) NewRawBatch(logData []byte) *Batch {
 	return b
 }
 
-// LogData adds a LogData record (a command context in a transaction's
-// batch, or an events record) at the current position. The records after
-// a quiet context (LogFlagQuiet), up to the next context, are quiet.
-func (b *Batch) LogData(p []byte) {
-	_ = b.b.LogData(p, nil)
-	b.quiet = quietAfter(p, b.quiet)
+// Context adds the command context l at the current position (each
+// command of a transaction's batch adds its own). The records after a
+// quiet context (LogFlagQuiet), up to the next context, are quiet.
+func (b *Batch) Context(l LogData) {
+	_ = b.b.LogData(l.Encode(), nil)
+	b.quiet = l.Flags&LogFlagQuiet != 0
 }
 
-// quietAfter returns whether the records after LogData record p are
-// quiet, given that those before it are when quiet is set: a command
-// context decides, any other record (events) leaves it as it was.
-func quietAfter(p []byte, quiet bool) bool {
-	if l, err := DecodeLogData(p); err == nil {
-		return l.Flags&LogFlagQuiet != 0
-	}
-	return quiet
-}
+// LogData adds an encoded LogData record other than a context (an events
+// record) at the current position.
+func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
 
 // NewMultiBatch starts a batch without a LogData record, for a
 // transaction: each command in it adds its own context with LogData
@@ -197,7 +192,7 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 	klen := len(kv)
 	kv = m.encode(kv)
 	_ = b.b.Set(kv[:klen], kv[klen:], nil)
-	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], quiet: b.quiet})
+	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], origin: b.Origin, quiet: b.quiet})
 	return m
 }
 
@@ -216,7 +211,7 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	b.addDelta(ns, d)
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk, quiet: b.quiet})
+	b.rows = append(b.rows, rowUpdate{k: mk, origin: b.Origin, quiet: b.quiet})
 	// Collections keep members under subkeys; they go when their
 	// metadata goes (orphaned versions are reclaimed later).
 }
@@ -228,7 +223,7 @@ func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 func (b *Batch) MarkKey(ns string, key []byte) {
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk, quiet: b.quiet})
+	b.rows = append(b.rows, rowUpdate{k: mk, origin: b.Origin, quiet: b.quiet})
 }
 
 // deleteExpireEntry removes a stale expiry-index entry.
@@ -444,11 +439,6 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 		if w.err != nil {
 			w.b.b.Close()
 			continue
-		}
-		if w.b.Origin != 0 {
-			for i := range w.b.rows {
-				w.b.rows[i].origin = w.b.Origin
-			}
 		}
 		if b == nil {
 			b = w.b

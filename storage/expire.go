@@ -139,7 +139,7 @@ func (e *Engine) expireKeys(ns string, due []dueEntry, nowMs int64, ev *ExpireEv
 			if rec != nil {
 				l.Flags |= LogFlagNotify
 			}
-			b.LogData(l.Encode())
+			b.Context(l)
 			if rec != nil {
 				b.LogData(rec)
 			}
@@ -149,7 +149,7 @@ func (e *Engine) expireKeys(ns string, due []dueEntry, nowMs int64, ev *ExpireEv
 			continue // not due yet after all
 		default:
 			// The index entry outlived its key's TTL: drop it alone.
-			b.LogData(l.Encode())
+			b.Context(l)
 			b.deleteExpireEntry(ns, d.ms, d.key)
 		}
 		records++

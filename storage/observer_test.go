@@ -119,11 +119,11 @@ func TestWriteObserverSkipsQuietRecords(t *testing.T) {
 	primary, replica := pair.primary, pair.replica
 
 	b := primary.NewMultiBatch()
-	b.LogData(LogData{Type: TypeString, Cmd: CmdSetBit, Flags: LogFlagQuiet}.Encode())
+	b.Context(LogData{Type: TypeString, Cmd: CmdSetBit, Flags: LogFlagQuiet})
 	b.PutMeta("", []byte("quiet"), nil, Metadata{Type: TypeString, Flags: FlagRawEncoding, Value: []byte("v")})
 	b.LogData([]byte{0xE1, 1}) // an events record leaves the context as it is
 	b.PutMeta("", []byte("quiet2"), nil, Metadata{Type: TypeString, Value: []byte("v")})
-	b.LogData(LogData{Type: TypeString, Cmd: CmdSet}.Encode())
+	b.Context(LogData{Type: TypeString, Cmd: CmdSet})
 	b.PutMeta("", []byte("loud"), nil, Metadata{Type: TypeString, Value: []byte("v")})
 	if _, err := primary.Commit(b); err != nil {
 		t.Fatal(err)

@@ -180,7 +180,9 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	err := ReadBatch(repr, func(r Record) {
 		switch {
 		case r.Kind == RecordLogData:
-			quiet = quietAfter(r.Key, quiet)
+			if l, err := DecodeLogData(r.Key); err == nil { // a context; events records leave it
+				quiet = l.Flags&LogFlagQuiet != 0
+			}
 		case r.Kind == RecordDeleteRange:
 			flush, fresh = true, len(s.rows)
 			if ns, key, err := DecodeMetaKey(r.Key); err == nil && len(key) == 0 {
