@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -45,9 +45,9 @@ type trackingTable struct {
 	items int
 	// prefixes are the BCAST prefixes, ordered by key.
 	prefixes []*bcastPrefix
-	// hits and frame are Written's scratch.
+	// hits and frame are the scratch of Written and send.
 	hits  []bcastHit
-	frame []byte
+	frame resp.Writer
 }
 
 // bcastPrefix is one prefix BCAST clients follow in one namespace.
@@ -454,16 +454,19 @@ func (t *trackingTable) flushed(r *ClientRegistry, namespaces []string) {
 // broken_redirect) and, in RESP3, told with a tracking-redir-broken push.
 // t.mu is held.
 func (t *trackingTable) send(r *ClientRegistry, cl *Client, keys [][]byte) {
+	w := &t.frame
+	w.Reset()
 	dest := cl
 	if id := cl.trk.redirect; id != 0 {
 		dest = r.get(id)
 		if dest == nil {
 			cl.trk.brokenRedir = true
 			if cl.Proto() == 3 {
-				f := append(t.frame[:0], ">2\r\n$21\r\ntracking-redir-broken\r\n:"...)
-				f = strconv.AppendInt(f, id, 10)
-				t.frame = append(f, "\r\n"...)
-				cl.Push(t.frame)
+				w.Proto = 3
+				w.Push(2)
+				w.BulkString("tracking-redir-broken")
+				w.Int(id)
+				cl.Push(w.Bytes())
 			}
 			return
 		}
@@ -471,33 +474,27 @@ func (t *trackingTable) send(r *ClientRegistry, cl *Client, keys [][]byte) {
 	if !dest.queuedOutput.Load() {
 		return // a connection that never queued its output: nowhere to put it
 	}
-	var f []byte
+	w.Proto = dest.Proto()
 	switch {
-	case dest.Proto() == 3:
-		f = append(t.frame[:0], ">2\r\n$10\r\ninvalidate\r\n"...)
+	case w.Proto == 3:
+		w.Push(2)
+		w.BulkString("invalidate")
 	case dest != cl && dest.subscribed.Load():
-		f = append(t.frame[:0], "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"...)
+		w.Array(3)
+		w.BulkString("message")
+		w.BulkString("__redis__:invalidate")
 	default:
 		return
 	}
-	switch {
-	case keys != nil:
-		f = append(f, '*')
-		f = strconv.AppendInt(f, int64(len(keys)), 10)
-		f = append(f, "\r\n"...)
+	if keys == nil {
+		w.NullBulk()
+	} else {
+		w.Array(len(keys))
 		for _, k := range keys {
-			f = append(f, '$')
-			f = strconv.AppendInt(f, int64(len(k)), 10)
-			f = append(f, "\r\n"...)
-			f = append(append(f, k...), "\r\n"...)
+			w.Bulk(k)
 		}
-	case dest.Proto() == 3:
-		f = append(f, "_\r\n"...)
-	default:
-		f = append(f, "$-1\r\n"...)
 	}
-	t.frame = f
-	dest.Push(f)
+	dest.Push(w.Bytes())
 }
 
 // info returns cl's CLIENT LIST flags for tracking (t, R, B) and its
