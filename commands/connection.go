@@ -79,7 +79,7 @@ func cmdReset(c *Ctx) {
 	if c.Client.Subscriber != nil {
 		c.Env.PubSub.Drop(c.Client.Subscriber)
 	}
-	c.Client.subs = 0
+	c.Client.setSubscriptions(0)
 	c.Env.StopMonitoring(c.Client)
 	c.Client.replyOff, c.Client.replySkipNext = false, false
 	c.Client.setMulti(nil)

@@ -255,9 +255,9 @@ type Client struct {
 	// proto is the protocol version set by HELLO (0 until then: RESP2),
 	// read by publishers' goroutines for every message.
 	proto atomic.Int32
-	// subscribed mirrors subs > 0, and queuedOutput is set once
-	// StartQueuedOutput has run (Push works), for other goroutines
-	// (CLIENT TRACKING's redirection).
+	// subscribed mirrors subs > 0 (setSubscriptions), and queuedOutput is
+	// set once StartQueuedOutput has run (Push works), for other
+	// goroutines (output limits, CLIENT TRACKING's redirection).
 	subscribed, queuedOutput atomic.Bool
 	// tracking is set while CLIENT TRACKING is on; trk is the rest of its
 	// state, guarded by the tracking table's lock. trackCaching is set by
@@ -298,6 +298,16 @@ func (c *Client) startQueuedOutput() {
 // Subscriptions returns how many channels, patterns and shard channels
 // the client holds. Only the connection's goroutine may call it.
 func (c *Client) Subscriptions() int { return c.subs }
+
+// Subscribed reports whether the client holds any subscription; any
+// goroutine may call it.
+func (c *Client) Subscribed() bool { return c.subscribed.Load() }
+
+// setSubscriptions records that the client holds n subscriptions.
+func (c *Client) setSubscriptions(n int) {
+	c.subs = n
+	c.subscribed.Store(n > 0)
+}
 
 // Monitoring reports whether the client is in MONITOR mode (its output
 // is held to the replica class of client-output-buffer-limit, as in

@@ -121,8 +121,7 @@ func (c *Ctx) subscriptionReply(kind string, name []byte, count int) {
 // the RESP2 subscribed-mode check.
 func (c *Client) syncSubscriptions(h *pubsub.Hub) {
 	ch, p, sh := h.Counts(c.Subscriber)
-	c.subs = ch + p + sh
-	c.subscribed.Store(c.subs > 0)
+	c.setSubscriptions(ch + p + sh)
 }
 
 // cmdPublish delivers to this node's subscribers and, on a primary with

@@ -42,9 +42,6 @@ type conn struct {
 	ahead    [][]byte
 	aheadErr error
 
-	// subscribed is true while the connection holds a subscription; it
-	// selects the pubsub class of client-output-buffer-limit.
-	subscribed atomic.Bool
 	// scope is the namespace the client works in and whether it is the
 	// admin, for publishers' goroutines (InNamespace).
 	scope atomic.Pointer[clientScope]
@@ -147,7 +144,7 @@ func (c *conn) serve() {
 		if !c.r.HasCommand() {
 			// The idle timeout spares subscribers, which are idle by
 			// nature, as Redis does; 0 turns it off at once.
-			if timeout := env.Config.Int("timeout"); timeout > 0 && !c.subscribed.Load() {
+			if timeout := env.Config.Int("timeout"); timeout > 0 && !c.client.Subscribed() {
 				c.nc.SetReadDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
 				c.deadlineSet = true
 			} else if c.deadlineSet {
@@ -177,7 +174,6 @@ func (c *conn) serve() {
 			return
 		}
 		if c.ob != nil {
-			c.subscribed.Store(c.client.Subscriptions() > 0)
 			c.refreshScope()
 		}
 		if h := c.client.Handoff; h != nil {

@@ -127,7 +127,7 @@ func (o *outbox) check() {
 	switch {
 	case o.c.client.Monitoring():
 		class = config.ClientReplica
-	case o.c.subscribed.Load():
+	case o.c.client.Subscribed(): // the pubsub class of client-output-buffer-limit
 		class = config.ClientPubSub
 	}
 	lim := o.c.s.env.Config.BufferLimit(class)
