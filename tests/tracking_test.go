@@ -60,35 +60,20 @@ func (tc *trackingCache) do(args ...string) (string, error) {
 		if err := readRaw(tc.rd, &f); err != nil {
 			return "", err
 		}
-		raw := f.String()
-		if !strings.HasPrefix(raw, ">") {
-			return raw, nil
+		v := diffParse(f.String())
+		if v.kind != '>' {
+			return f.String(), nil
 		}
-		if err := tc.invalidate(raw); err != nil {
-			return "", err
+		if len(v.elems) != 2 || v.elems[0].str != "invalidate" {
+			return "", fmt.Errorf("unexpected push %q", f.String())
+		}
+		if v.elems[1].null {
+			clear(tc.entries)
+		}
+		for _, k := range v.elems[1].elems {
+			delete(tc.entries, k.str)
 		}
 	}
-}
-
-// invalidate applies one push frame.
-func (tc *trackingCache) invalidate(raw string) error {
-	const head = ">2\r\n$10\r\ninvalidate\r\n"
-	body, ok := strings.CutPrefix(raw, head)
-	if !ok {
-		return fmt.Errorf("unexpected push %q", raw)
-	}
-	if body == "_\r\n" {
-		clear(tc.entries)
-		return nil
-	}
-	keys, err := parseBulkArray(body)
-	if err != nil {
-		return fmt.Errorf("push %q: %v", raw, err)
-	}
-	for _, k := range keys {
-		delete(tc.entries, k)
-	}
-	return nil
 }
 
 // get reads key through the cache: from the server on a miss.
@@ -100,49 +85,15 @@ func (tc *trackingCache) get(key string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case r == "_\r\n":
+	switch v := diffParse(r); {
+	case v.null:
 		tc.entries[key] = "<nil>"
-	case strings.HasPrefix(r, "$"):
-		v, err := parseBulkArray("*1\r\n" + r)
-		if err != nil {
-			return err
-		}
-		tc.entries[key] = v[0]
+	case v.kind == '$':
+		tc.entries[key] = v.str
 	default:
 		return fmt.Errorf("GET %s: %q", key, r)
 	}
 	return nil
-}
-
-// parseBulkArray parses a RESP array of bulk strings.
-func parseBulkArray(raw string) ([]string, error) {
-	rd := bufio.NewReader(strings.NewReader(raw))
-	head, err := rd.ReadString('\n')
-	if err != nil || head[0] != '*' {
-		return nil, fmt.Errorf("not an array: %q", raw)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, n)
-	for i := range out {
-		l, err := rd.ReadString('\n')
-		if err != nil || l[0] != '$' {
-			return nil, fmt.Errorf("not a bulk: %q", raw)
-		}
-		size, err := strconv.Atoi(strings.TrimSpace(l[1:]))
-		if err != nil {
-			return nil, err
-		}
-		buf := make([]byte, size+2)
-		if _, err := rd.Read(buf); err != nil {
-			return nil, err
-		}
-		out[i] = string(buf[:size])
-	}
-	return out, nil
 }
 
 // checkFresh syncs the cache (a PING: every push sent before its reply
@@ -155,8 +106,8 @@ func (tc *trackingCache) checkFresh(t *testing.T, truth *RawConn, who string) {
 	}
 	for k, v := range tc.entries {
 		want := "<nil>"
-		if r := truth.Do("GET", k); r != "$-1\r\n" {
-			want = strings.Split(r, "\r\n")[1]
+		if r := diffParse(truth.Do("GET", k)); !r.null {
+			want = r.str
 		}
 		if v != want {
 			t.Errorf("%s: cached %s = %q, the server has %q", who, k, v, want)
