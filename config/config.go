@@ -28,7 +28,7 @@ type NamespaceToken struct {
 //
 // Reads (Get and the typed getters) take no lock: each option's value is
 // swapped atomically as a whole, so the write path may read options on
-// every command. Writers (Set, Override, SetValidator, SetNamespaces) are
+// every command. Writers (Set, Override, SetNamespaces) are
 // serialized with each other. A Set of several options validates all of
 // them before it stores any, so it applies all or none; a concurrent reader
 // may still observe the new values appear one after the other.
@@ -44,7 +44,7 @@ type Config struct {
 	// so hooks see changes in the order they were made.
 	writeMu sync.Mutex
 
-	// mu guards the validators and hooks of every entry and the namespaces.
+	// mu guards the hooks of every entry and the namespaces.
 	mu         sync.RWMutex
 	namespaces []NamespaceToken
 }
@@ -52,7 +52,7 @@ type Config struct {
 type entry struct {
 	opt       *Option
 	val       atomic.Pointer[value]
-	validator func(string) (string, error) // guarded by Config.mu
+	validator func(string) (string, error) // fixed by Load
 	hooks     []func(string)               // guarded by Config.mu
 }
 
@@ -250,7 +250,9 @@ func (c *Config) set(pairs []Pair, internal bool) error {
 			first = &SetError{Arg: p.Name, Err: ErrImmutable}
 			continue
 		}
-		if slices.Contains(ents[:i], e) {
+		// As in Redis, an option named twice is refused, but an option
+		// and its alias are two names and both apply, the last winning.
+		if slices.ContainsFunc(pairs[:i], func(q Pair) bool { return strings.EqualFold(q.Name, p.Name) }) {
 			first = &SetError{Arg: p.Name, Err: ErrDuplicateOption}
 			continue
 		}
@@ -264,7 +266,7 @@ func (c *Config) set(pairs []Pair, internal bool) error {
 	vals := make([]*value, len(pairs))
 	hooks := make([][]func(string), len(pairs))
 	for i, p := range pairs {
-		v, err := c.parseLocked(ents[i], ents[i].val.Load(), p.Value)
+		v, err := ents[i].parse(ents[i].val.Load(), p.Value)
 		if err == nil && ents[i].opt.Name == "requirepass" {
 			err = checkPassAgainstNamespaces(v.text, c.namespaces)
 			if err != nil {
@@ -273,7 +275,8 @@ func (c *Config) set(pairs []Pair, internal bool) error {
 		}
 		if err != nil {
 			c.mu.RUnlock()
-			return &SetError{Arg: p.Name, Err: err}
+			// Redis names the option as its table spells it here.
+			return &SetError{Arg: strings.ToLower(p.Name), Err: err}
 		}
 		vals[i] = v
 		hooks[i] = slices.Clone(ents[i].hooks)
@@ -291,9 +294,9 @@ func (c *Config) set(pairs []Pair, internal bool) error {
 	return nil
 }
 
-// parseLocked parses raw for e, then passes the result through e's
-// validator, if any. The caller holds c.mu (read or write).
-func (c *Config) parseLocked(e *entry, prev *value, raw string) (*value, error) {
+// parse parses raw for e, then passes the result through e's validator,
+// if any.
+func (e *entry) parse(prev *value, raw string) (*value, error) {
 	v, err := parseValue(e.opt, prev, raw)
 	if err != nil || e.validator == nil {
 		return v, err
@@ -321,38 +324,14 @@ func applyValidator(o *Option, fn func(string) (string, error), prev, v *value, 
 	return v2, nil
 }
 
-// SetValidator hands the parsing of option name to another package (for
-// example notify-keyspace-events to the notify package). fn receives a value
-// that already passed the option's own checks and returns the canonical
-// form to store, or an error whose text becomes the reason in Set's error
-// (and in Load-time errors). fn replaces any earlier validator.
-//
-// SetValidator passes the option's current value (from the file, the
-// environment or the flags) through fn at once: if fn refuses it,
-// SetValidator returns a *ValueError, installs nothing and changes nothing.
-// Otherwise the current value is replaced by fn's canonical form, without
-// calling OnChange hooks. It also returns an error for an unknown option.
-// fn must be safe to call from any goroutine.
-func (c *Config) SetValidator(name string, fn func(string) (canonical string, err error)) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	e := c.entry(name)
-	if e == nil {
-		return fmt.Errorf("config: set validator: %w %q", ErrUnknownOption, name)
-	}
-	if fn == nil {
-		return fmt.Errorf("config: set validator for %q: nil function", e.opt.Name)
-	}
-	cur := e.val.Load()
-	v, err := applyValidator(e.opt, fn, cur, cur, cur.text)
-	if err != nil {
-		return fmt.Errorf("config: current value rejected by the new validator: %w", err)
-	}
-	c.mu.Lock()
-	e.validator = fn
-	c.mu.Unlock()
-	e.val.Store(v)
-	return nil
+// Validator hands the parsing of one option to the package that owns it
+// (notify-keyspace-events to the notify package), for Load to install. Check
+// receives a value that already passed the option's own checks and returns
+// the canonical form to store, or an error whose text becomes the reason in
+// Load's and Set's errors. Check must be safe to call from any goroutine.
+type Validator struct {
+	Option string
+	Check  func(string) (canonical string, err error)
 }
 
 // OnChange registers fn to be called with the new canonical value each time
@@ -361,8 +340,8 @@ func (c *Config) SetValidator(name string, fn func(string) (canonical string, er
 // to readers, with the lock released, so a hook may call Get, the getters,
 // Namespaces and OnChange. Hooks run in the order of the changes and of
 // their registration; to keep that order, other writers wait until the
-// hooks return, so a hook must not call Set, Override, SetValidator or
-// SetNamespaces, which would deadlock. Loading the configuration calls no
+// hooks return, so a hook must not call Set, Override or SetNamespaces,
+// which would deadlock. Loading the configuration calls no
 // hooks. OnChange returns an error only for an unknown option.
 func (c *Config) OnChange(name string, fn func(value string)) error {
 	e := c.entry(name)

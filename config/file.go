@@ -71,7 +71,7 @@ func splitLines(data []byte) []string {
 // parseFile parses the contents of a kvrocks.conf-style file named path
 // (used in messages). It returns the values the file sets and one warning
 // per Kvrocks-only directive, or a *FileError for the first bad line.
-func parseFile(path string, data []byte) (*fileValues, []string, error) {
+func parseFile(path string, data []byte, parse valueParser) (*fileValues, []string, error) {
 	fv := &fileValues{values: make(map[string]*value)}
 	var warnings []string
 	for i, raw := range splitLines(data) {
@@ -105,7 +105,7 @@ func parseFile(path string, data []byte) (*fileValues, []string, error) {
 			if prev == nil {
 				prev, _ = parseValue(o, nil, o.Default)
 			}
-			v, err := parseValue(o, prev, strings.Join(args, " "))
+			v, err := parse(o, prev, strings.Join(args, " "))
 			if err != nil {
 				return nil, warnings, &FileError{Path: path, Line: lineNo, Err: err}
 			}

@@ -43,7 +43,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add([]byte("client-output-buffer-limit pubsub 1mb 1mb 0\nslaveof h 1\n"))
 	f.Add([]byte("requirepass \"a\\x00b\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fv, _, err := parseFile("fuzz.conf", data)
+		fv, _, err := parseFile("fuzz.conf", data, parseValue)
 		if err != nil {
 			return
 		}
@@ -52,7 +52,7 @@ func FuzzParseFile(f *testing.F) {
 			c.entries[name].val.Store(v)
 		}
 		c.namespaces = fv.namespaces
-		if _, _, err := parseFile("rewritten.conf", rewriteContents(data, c)); err != nil {
+		if _, _, err := parseFile("rewritten.conf", rewriteContents(data, c), parseValue); err != nil {
 			t.Fatalf("rewrite of a valid file does not parse: %v", err)
 		}
 	})

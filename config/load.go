@@ -39,7 +39,8 @@ var helpOutput io.Writer = os.Stdout
 //     -c, -h) make its value together, joined by spaces: --slaveof
 //     127.0.0.1 6666 is --slaveof "127.0.0.1 6666".
 //
-// Every value goes through the same checks as CONFIG SET. The first invalid
+// Every value goes through the same checks as CONFIG SET, including the
+// validators given, which the Config keeps for Set. The first invalid
 // one fails Load with a one-line error naming where it came from (file and
 // line, variable or flag), the option and the value. An unknown directive,
 // flag or stray argument is an error; a Kvrocks option that Cairn does not
@@ -54,8 +55,17 @@ var helpOutput io.Writer = os.Stdout
 // not safe for concurrent use). The returned Config records the file's
 // absolute path for Rewrite. OnChange hooks are not called for loaded
 // values.
-func Load(args []string, environ []string) (*Config, []string, error) {
+func Load(args []string, environ []string, validators ...Validator) (*Config, []string, error) {
 	args, warnings := normalizeFlags(args)
+	c := New()
+	for _, vd := range validators {
+		e := c.entry(vd.Option)
+		if e == nil || vd.Check == nil {
+			return nil, warnings, fmt.Errorf("config: validator for %q: %w or no function", vd.Option, ErrUnknownOption)
+		}
+		e.validator = vd.Check
+	}
+	parse := func(o *Option, prev *value, raw string) (*value, error) { return c.entries[o.Name].parse(prev, raw) }
 
 	fs := pflag.NewFlagSet("cairn", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -100,7 +110,7 @@ func Load(args []string, environ []string) (*Config, []string, error) {
 			return nil, warnings, fmt.Errorf("config: %w", err)
 		}
 		var fileWarnings []string
-		fv, fileWarnings, err = parseFile(*configPath, data)
+		fv, fileWarnings, err = parseFile(*configPath, data, parse)
 		warnings = append(warnings, fileWarnings...)
 		if err != nil {
 			return nil, warnings, err
@@ -118,7 +128,7 @@ func Load(args []string, environ []string) (*Config, []string, error) {
 		}
 	}
 
-	envMap, envWarnings, err := envValues(environ, below)
+	envMap, envWarnings, err := envValues(environ, below, parse)
 	warnings = append(warnings, envWarnings...)
 	if err != nil {
 		return nil, warnings, err
@@ -131,7 +141,7 @@ func Load(args []string, environ []string) (*Config, []string, error) {
 		o := &options[i]
 		f := fs.Lookup(o.Name)
 		if f.Changed {
-			val, err := parseValue(o, below[o.Name], f.Value.String())
+			val, err := parse(o, below[o.Name], f.Value.String())
 			if err != nil {
 				return nil, warnings, fmt.Errorf("config: flag --%s: %w", o.Name, err)
 			}
@@ -144,12 +154,11 @@ func Load(args []string, environ []string) (*Config, []string, error) {
 		}
 	}
 
-	c := New()
 	c.path = absPath
 	for i := range options {
 		o := &options[i]
 		raw := v.GetString(o.Name)
-		val, err := parseValue(o, nil, raw)
+		val, err := parse(o, nil, raw)
 		if err != nil { // every layer was checked above; this is a safety net
 			return nil, warnings, fmt.Errorf("config: %w", err)
 		}
@@ -164,7 +173,7 @@ func Load(args []string, environ []string) (*Config, []string, error) {
 
 // envValues reads the CAIRN_ variables of environ, checks each against the
 // value below it and returns the canonical values by option name.
-func envValues(environ []string, below map[string]*value) (map[string]any, []string, error) {
+func envValues(environ []string, below map[string]*value, parse valueParser) (map[string]any, []string, error) {
 	byEnv := make(map[string]*Option, len(options))
 	for i := range options {
 		byEnv[EnvName(options[i].Name)] = &options[i]
@@ -191,7 +200,7 @@ func envValues(environ []string, below map[string]*value) (map[string]any, []str
 			// belong to tools and tests, not to the options.
 			continue
 		}
-		parsed, err := parseValue(o, below[o.Name], val)
+		parsed, err := parse(o, below[o.Name], val)
 		if err != nil {
 			return nil, warnings, fmt.Errorf("config: environment variable %s: %w", key, err)
 		}

@@ -83,6 +83,8 @@ func sampleValue(o Option) string {
 		return "pubsub 1mb 1mb 0"
 	case "daemonize":
 		return "NO"
+	case "slave-read-only":
+		return "YES"
 	case "scheduler-slice-us":
 		return "250"
 	case "latency-tracking-info-percentiles":
@@ -309,7 +311,7 @@ func TestExampleFile(t *testing.T) {
 			t.Errorf("%s = %q, default %q", name, a, b)
 		}
 	}
-	fv, _, err := parseFile(path, got)
+	fv, _, err := parseFile(path, got, parseValue)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,8 @@ var options = []Option{
 	},
 	{
 		Name: "slave-read-only", Aliases: []string{"replica-read-only"}, Kind: KindBool, Default: "yes", Mutable: true,
-		Doc: "Whether a replica refuses write commands from clients.",
+		Doc:   "Only yes is supported: replicas refuse write commands from clients.",
+		check: checkReadOnlyReplicas,
 	},
 	{
 		Name: "slave-serve-stale-data", Aliases: []string{"replica-serve-stale-data"}, Kind: KindBool, Default: "yes", Mutable: true,

@@ -108,15 +108,15 @@ func TestTypedGetters(t *testing.T) {
 	}
 }
 
-func TestSetValidator(t *testing.T) {
-	c := New()
-	upper := func(s string) (string, error) {
+func TestLoadValidators(t *testing.T) {
+	upper := Validator{Option: "notify-keyspace-events", Check: func(s string) (string, error) {
 		if strings.ContainsAny(s, "z") {
 			return "", errors.New("Invalid event class character")
 		}
 		return strings.ToUpper(s), nil
-	}
-	if err := c.SetValidator("notify-keyspace-events", upper); err != nil {
+	}}
+	c, _, err := Load(nil, nil, upper)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Set([]Pair{{"notify-keyspace-events", "kea"}}); err != nil {
@@ -125,31 +125,45 @@ func TestSetValidator(t *testing.T) {
 	if v := c.String("notify-keyspace-events"); v != "KEA" {
 		t.Errorf("canonical = %q", v)
 	}
-	err := c.Set([]Pair{{"notify-keyspace-events", "z"}})
+	err = c.Set([]Pair{{"notify-keyspace-events", "z"}})
 	want := "ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character"
 	if err == nil || err.Error() != want {
 		t.Errorf("Set = %v, want %s", err, want)
 	}
 
-	// The current value goes through a new validator at once.
-	c2, _, err := Load([]string{"--notify-keyspace-events", "xz"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Every layer goes through the validator, and its errors say where
+	// the value came from.
+	conf := writeConf(t, "notify-keyspace-events xz\n")
+	for _, tc := range []struct {
+		args, env []string
+		want      string
+	}{
+		{args: []string{"--notify-keyspace-events", "xz"},
+			want: `config: flag --notify-keyspace-events: invalid value "xz" for "notify-keyspace-events": Invalid event class character`},
+		{env: []string{EnvName("notify-keyspace-events") + "=xz"},
+			want: `config: environment variable CAIRN_NOTIFY_KEYSPACE_EVENTS: invalid value "xz" for "notify-keyspace-events": Invalid event class character`},
+		{args: []string{"-c", conf},
+			want: "config: " + conf + `:1: invalid value "xz" for "notify-keyspace-events": Invalid event class character`},
+	} {
+		_, _, err := Load(tc.args, tc.env, upper)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Load(%q, %q) = %v, want %s", tc.args, tc.env, err, tc.want)
+		}
 	}
-	if err := c2.SetValidator("notify-keyspace-events", upper); !errors.Is(err, ErrInvalidValue) {
-		t.Errorf("SetValidator on a bad current value = %v", err)
-	}
-	if err := c2.SetValidator("nope", upper); !errors.Is(err, ErrUnknownOption) {
-		t.Errorf("SetValidator(nope) = %v", err)
-	}
-	if err := c2.OnChange("nope", func(string) {}); !errors.Is(err, ErrUnknownOption) {
-		t.Errorf("OnChange(nope) = %v", err)
+	if c, _, err := Load([]string{"--notify-keyspace-events", "xe"}, nil, upper); err != nil || c.String("notify-keyspace-events") != "XE" {
+		t.Errorf("Load canonical form: %v", err)
 	}
 
+	if _, _, err := Load(nil, nil, Validator{Option: "nope", Check: upper.Check}); !errors.Is(err, ErrUnknownOption) {
+		t.Errorf("Load with a validator for nope = %v", err)
+	}
+	if err := c.OnChange("nope", func(string) {}); !errors.Is(err, ErrUnknownOption) {
+		t.Errorf("OnChange(nope) = %v", err)
+	}
 	// A validator returning a form the option itself refuses is an error.
-	c3 := New()
-	if err := c3.SetValidator("maxclients", func(s string) (string, error) { return "0", nil }); !errors.Is(err, ErrInvalidValue) {
-		t.Errorf("SetValidator returning a bad canonical form = %v", err)
+	zero := Validator{Option: "maxclients", Check: func(s string) (string, error) { return "0", nil }}
+	if _, _, err := Load(nil, nil, zero); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("a validator returning a bad canonical form = %v", err)
 	}
 }
 

@@ -33,6 +33,7 @@ var (
 	errPercentile      = errors.New("Invalid latency-tracking-info-percentiles parameters")
 	errPercentileRange = errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
 	errDaemonize       = errors.New("daemonize yes is not supported: Cairn runs in the foreground, use a supervisor")
+	errWritableReplica = errors.New("only 'yes' is supported: Cairn replicas are read-only")
 )
 
 // maxBindAddrs is the most addresses bind accepts, as in Redis.
@@ -41,6 +42,10 @@ const maxBindAddrs = 16
 func errRange(lo, hi int64) error {
 	return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
 }
+
+// valueParser parses raw for option o, as parseValue does, and through the
+// option's validator when Load was given one.
+type valueParser func(o *Option, prev *value, raw string) (*value, error)
 
 // parseValue parses raw for option o. prev is the option's current value
 // (nil when there is none yet). The returned error is a *ValueError.
@@ -365,6 +370,15 @@ func checkSchedulerSlice(_, v *value) error {
 func checkDaemonize(_, v *value) error {
 	if v.flag {
 		return errDaemonize
+	}
+	return nil
+}
+
+// checkReadOnlyReplicas refuses slave-read-only no: writable replicas
+// would diverge from their primary, and Cairn does not offer them.
+func checkReadOnlyReplicas(_, v *value) error {
+	if !v.flag {
+		return errWritableReplica
 	}
 	return nil
 }

@@ -61,6 +61,8 @@ func TestInvalidValuesStopStartup(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "bad.conf")
 	os.WriteFile(conf, []byte("port 7000\nhz notanumber\n"), 0o644)
+	events := filepath.Join(dir, "events.conf")
+	os.WriteFile(events, []byte("# notify\nnotify-keyspace-events KEq\n"), 0o644)
 	cases := []struct {
 		args []string
 		want []string // substrings of the one-line error
@@ -70,11 +72,21 @@ func TestInvalidValuesStopStartup(t *testing.T) {
 		{[]string{"--maxclients", "lots"}, []string{"maxclients", "lots"}},
 		{[]string{"-c", conf}, []string{"hz", "notanumber", "bad.conf:2"}},
 		{[]string{"--no-such-option", "1"}, []string{"no-such-option"}},
+		// Values other packages validate fail as early, on stderr even
+		// with logs going to a file, and name where they came from.
+		{[]string{"-c", events, "--log-dir", filepath.Join(dir, "logs")},
+			[]string{"notify-keyspace-events", "KEq", "events.conf:2", "Invalid event class character"}},
+		{[]string{"--notify-keyspace-events", "Z"}, []string{"flag --notify-keyspace-events", `"Z"`}},
+		{[]string{"--slave-read-only", "no"}, []string{"flag --slave-read-only", `"no"`, "read-only"}},
 	}
 	for _, c := range cases {
-		code, out := runToExit(t, dir, append(c.args, "--dir", filepath.Join(dir, "d"))...)
+		data := filepath.Join(dir, "d")
+		code, out := runToExit(t, dir, append(c.args, "--dir", data)...)
 		if code != 1 {
 			t.Errorf("cairn %v: exit code %d, want 1; output:\n%s", c.args, code, out)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("cairn %v: the data dir was created (%v) before the configuration was checked", c.args, err)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) != 1 {

@@ -38,7 +38,8 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	startGCTuner()
-	cfg, warnings, err := config.Load(os.Args[1:], os.Environ())
+	cfg, warnings, err := config.Load(os.Args[1:], os.Environ(),
+		config.Validator{Option: "notify-keyspace-events", Check: notify.Canonical})
 	if errors.Is(err, config.ErrHelp) {
 		return 0
 	}
@@ -57,10 +58,6 @@ func run() int {
 	}
 	if err := setSchedulerSlice(int(cfg.Int("scheduler-slice-us"))); err != nil {
 		log.Warn("the kernel's default scheduler slice stays", "error", err)
-	}
-	if err := cfg.SetValidator("slave-read-only", readOnlyReplicas); err != nil {
-		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
-		return 1
 	}
 	if err := cfg.OnChange("log-level", func(v string) { log.SetLevel(hclogLevel(v)) }); err != nil {
 		log.Error("cannot watch log-level", "error", err)
@@ -94,7 +91,7 @@ func run() int {
 	hub := pubsub.NewHub()
 	emitter := notify.NewEmitter(hub)
 	if err := watchNotifyFlags(cfg, emitter); err != nil {
-		log.Error("invalid notify-keyspace-events", "error", err)
+		log.Error("cannot watch notify-keyspace-events", "error", err)
 		store.Close()
 		return 1
 	}
@@ -211,23 +208,10 @@ func run() int {
 	return code
 }
 
-// readOnlyReplicas refuses slave-read-only no: writable replicas would
-// diverge from their primary, and Cairn does not offer them.
-func readOnlyReplicas(v string) (string, error) {
-	if v != "yes" {
-		return "", errors.New("only 'yes' is supported: Cairn replicas are read-only")
-	}
-	return v, nil
-}
-
-// watchNotifyFlags makes the notify package own notify-keyspace-events:
-// it validates and canonicalizes every value (start-up and CONFIG SET) and
-// the emitter follows each change.
+// watchNotifyFlags makes the emitter follow notify-keyspace-events, whose
+// values notify.Canonical validates and canonicalizes (Load installs it).
 func watchNotifyFlags(cfg *config.Config, e *notify.Emitter) error {
 	const name = "notify-keyspace-events"
-	if err := cfg.SetValidator(name, notify.Canonical); err != nil {
-		return err
-	}
 	apply := func(v string) {
 		if f, err := notify.ParseFlags(v); err == nil {
 			e.SetFlags(f)
