@@ -58,7 +58,7 @@ func cmdConfigGet(c *Ctx) {
 	matched := map[string]bool{}
 	var out []string
 	for _, p := range c.Args[2:] {
-		if !strings.ContainsAny(string(p), "*?[\\") {
+		if !strings.ContainsAny(string(p), "*?[") { // as Redis: a backslash alone is no pattern
 			if n := strings.ToLower(string(p)); slices.Contains(names, n) && !matched[n] {
 				matched[n] = true
 				out = append(out, string(p))

@@ -5,6 +5,8 @@
 package commands
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -242,6 +244,40 @@ func register(specs ...*Spec) {
 		byName[s.Name] = s
 		byName[strings.ToUpper(s.Name)] = s
 	}
+}
+
+// Errors of Rename, with Redis's texts for the same rename-command mistakes.
+var (
+	// ErrNoSuchCommand reports a rename of a command the table does not
+	// have (or no longer has under that name).
+	ErrNoSuchCommand = errors.New("No such command in rename-command")
+	// ErrCommandExists reports a new name that another command has.
+	ErrCommandExists = errors.New("Target command name already exists")
+)
+
+// Rename makes the command called name (any case) answer to newName
+// instead, or to no name when newName is empty, as redis.conf's
+// rename-command does. The command keeps its own name in replies (arity
+// errors, COMMAND INFO), as in Redis. Rename changes the process-wide
+// table: the server calls it at start-up, before it serves, never later.
+func Rename(name, newName string) error {
+	name, newName = strings.ToLower(name), strings.ToLower(newName)
+	s := table[name]
+	if s == nil {
+		return fmt.Errorf("%w: %q", ErrNoSuchCommand, name)
+	}
+	if newName != "" && newName != name && table[newName] != nil {
+		return fmt.Errorf("%w: %q", ErrCommandExists, newName)
+	}
+	delete(table, name)
+	delete(byName, name)
+	delete(byName, strings.ToUpper(name))
+	if newName != "" {
+		table[newName] = s
+		byName[newName] = s
+		byName[strings.ToUpper(newName)] = s
+	}
+	return nil
 }
 
 // Lookup returns the spec of a command name in any case, or nil.

@@ -23,6 +23,20 @@ type NamespaceToken struct {
 	Token     string
 }
 
+// CommandRename is one rename-command line of the configuration file: the
+// command Name is to be known as NewName from start-up on, or not at all
+// when NewName is empty (as in redis.conf, to disable a dangerous command).
+// Source is the file and line, for the server's error messages.
+type CommandRename struct {
+	Name, NewName string
+	Source        string
+}
+
+// renameDirective is the configuration file's rename-command directive.
+// It may be repeated and exists only in the file: CONFIG GET and SET do not
+// know it, and CONFIG REWRITE keeps its lines as they are.
+const renameDirective = "rename-command"
+
 // Config is the server's runtime configuration: the current value of every
 // option in the table, and the namespaces. It is safe for concurrent use.
 //
@@ -35,6 +49,7 @@ type NamespaceToken struct {
 type Config struct {
 	entries map[string]*entry // by canonical name; fixed by New
 	path    string            // the file Load read, or ""; fixed by Load
+	renames []CommandRename   // fixed by Load
 
 	// outputLimits is entries["client-output-buffer-limit"], which every
 	// message handed to a subscriber reads; fixed by New.
@@ -85,6 +100,10 @@ func (c *Config) entry(name string) *entry {
 	}
 	return c.entries[o.Name]
 }
+
+// CommandRenames returns the rename-command lines of the file Load read, in
+// their order. The caller must not modify the slice.
+func (c *Config) CommandRenames() []CommandRename { return c.renames }
 
 // Path returns the configuration file Load read, or "" when the server was
 // started without one. Rewrite writes to it.

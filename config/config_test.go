@@ -174,8 +174,8 @@ func (h *harness) cmdLoad(t *testing.T, d *ddCase) string {
 	return b.String()
 }
 
-// describe lists the options of c that differ from their defaults, and its
-// namespaces.
+// describe lists the options of c that differ from their defaults, its
+// namespaces and its command renames.
 func describe(c *Config) string {
 	var b strings.Builder
 	def := New()
@@ -186,6 +186,9 @@ func describe(c *Config) string {
 	}
 	for _, n := range c.Namespaces() {
 		fmt.Fprintf(&b, "namespace %q: %q\n", n.Namespace, n.Token)
+	}
+	for _, r := range c.CommandRenames() {
+		fmt.Fprintf(&b, "rename-command %q %q (%s)\n", r.Name, r.NewName, r.Source)
 	}
 	if b.Len() == 0 {
 		return "(defaults)\n"

@@ -14,6 +14,8 @@ type fileValues struct {
 	// namespaces in the order of their first line; a repeated namespace
 	// takes its last token.
 	namespaces []NamespaceToken
+	// renames are the rename-command lines, in file order.
+	renames []CommandRename
 }
 
 // lineKind classifies one line of a configuration file.
@@ -24,6 +26,7 @@ const (
 	lineBad                       // unbalanced quotes
 	lineOption                    // a Cairn option (name or alias)
 	lineNamespace                 // namespace.<ns> <token>
+	lineRename                    // rename-command <name> <new name>
 	lineKvrocks                   // a Kvrocks option Cairn does not implement
 	lineUnknown                   // anything else
 )
@@ -47,6 +50,8 @@ func classifyLine(raw string) (lineKind, []string, error) {
 	switch {
 	case len(name) > len(namespacePrefix) && strings.EqualFold(name[:len(namespacePrefix)], namespacePrefix):
 		return lineNamespace, toks, nil
+	case strings.EqualFold(name, renameDirective):
+		return lineRename, toks, nil
 	case lookupOption(name) != nil:
 		return lineOption, toks, nil
 	case IsKvrocksOnly(name):
@@ -94,6 +99,13 @@ func parseFile(path string, data []byte, parse valueParser) (*fileValues, []stri
 					Err: fmt.Errorf("%w for %q", ErrWrongArgs, toks[0])}
 			}
 			fv.addNamespace(toks[0][len(namespacePrefix):], toks[1])
+		case lineRename:
+			if len(toks) != 3 {
+				return nil, warnings, &FileError{Path: path, Line: lineNo,
+					Err: fmt.Errorf("%w for %q", ErrWrongArgs, renameDirective)}
+			}
+			fv.renames = append(fv.renames, CommandRename{Name: toks[1], NewName: toks[2],
+				Source: fmt.Sprintf("%s:%d", path, lineNo)})
 		case lineOption:
 			o := lookupOption(toks[0])
 			args := toks[1:]

@@ -168,6 +168,7 @@ func Load(args []string, environ []string, validators ...Validator) (*Config, []
 		return nil, warnings, fmt.Errorf("config: %s: %w", *configPath, err)
 	}
 	c.namespaces = fv.namespaces
+	c.renames = fv.renames
 	return c, warnings, nil
 }
 

@@ -341,6 +341,11 @@ func exampleFile() string {
 # Namespaces, as in Kvrocks: a client that AUTHs with <token> works in <ns>.
 # They require requirepass, which is then the admin password.
 # namespace.<ns> <token>
+#
+# Commands can be renamed, or disabled with an empty new name, as in
+# redis.conf (file only; repeat the line for each command):
+# rename-command <command> <new name>
+# rename-command FLUSHALL ""
 `)
 	for i := range options {
 		o := &options[i]

@@ -301,7 +301,7 @@ var kvrocksOnly = map[string]bool{
 	"compact-cron": true, "bgsave-cron": true, "dbsize-scan-cron": true,
 	"compaction-checker-range": true, "compaction-checker-cron": true,
 	"force-compact-file-age": true, "force-compact-file-min-deleted-percentage": true,
-	"rename-command": true, "auto-resize-block-and-sst": true,
+	"auto-resize-block-and-sst": true,
 	"migrate-type": true, "migrate-speed": true, "migrate-pipeline-size": true,
 	"migrate-sequence-gap": true, "migrate-batch-size-kb": true, "migrate-batch-rate-limit-mb": true,
 	"cloud-storage-type": true, "cloud-storage-bucket": true, "cloud-storage-access-key": true,

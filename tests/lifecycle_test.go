@@ -63,6 +63,10 @@ func TestInvalidValuesStopStartup(t *testing.T) {
 	os.WriteFile(conf, []byte("port 7000\nhz notanumber\n"), 0o644)
 	events := filepath.Join(dir, "events.conf")
 	os.WriteFile(events, []byte("# notify\nnotify-keyspace-events KEq\n"), 0o644)
+	noCmd := filepath.Join(dir, "nocmd.conf")
+	os.WriteFile(noCmd, []byte("rename-command keys \"\"\nrename-command keys k2\n"), 0o644)
+	taken := filepath.Join(dir, "taken.conf")
+	os.WriteFile(taken, []byte("rename-command get set\n"), 0o644)
 	cases := []struct {
 		args []string
 		want []string // substrings of the one-line error
@@ -78,6 +82,8 @@ func TestInvalidValuesStopStartup(t *testing.T) {
 			[]string{"notify-keyspace-events", "KEq", "events.conf:2", "Invalid event class character"}},
 		{[]string{"--notify-keyspace-events", "Z"}, []string{"flag --notify-keyspace-events", `"Z"`}},
 		{[]string{"--slave-read-only", "no"}, []string{"flag --slave-read-only", `"no"`, "read-only"}},
+		{[]string{"-c", noCmd}, []string{"nocmd.conf:2", "rename-command", "No such command in rename-command", `"keys"`}},
+		{[]string{"-c", taken}, []string{"taken.conf:1", "rename-command", "Target command name already exists", `"set"`}},
 	}
 	for _, c := range cases {
 		data := filepath.Join(dir, "d")
@@ -109,6 +115,59 @@ func TestSecondServerOnSameDirRefused(t *testing.T) {
 	if err := n.Client().Ping(ctx(t)).Err(); err != nil {
 		t.Fatalf("first server hurt: %v", err)
 	}
+}
+
+// TestRenameCommand starts a server whose kvrocks.conf renames GET and
+// disables KEYS, as redis.conf's rename-command does, and checks that the
+// renames survive CONFIG REWRITE and a restart.
+func TestRenameCommand(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "kvrocks.conf")
+	os.WriteFile(conf, []byte("# hide the dangerous ones\nrename-command KEYS \"\"\nrename-command get FETCH\n"), 0o644)
+	n := StartCairn(t, "-c", conf)
+	check := func() {
+		t.Helper()
+		rdb := n.Client()
+		defer rdb.Close()
+		c := ctx(t)
+		if err := rdb.Set(c, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			args []any
+			want string // the reply, or the error text
+		}{
+			{[]any{"fetch", "k"}, "v"},
+			{[]any{"FeTcH", "k"}, "v"},
+			{[]any{"get", "k"}, "ERR unknown command 'get', with args beginning with: 'k' "},
+			{[]any{"keys", "*"}, "ERR unknown command 'keys', with args beginning with: '*' "},
+			// The command keeps its own name in errors, as in Redis.
+			{[]any{"fetch"}, "ERR wrong number of arguments for 'get' command"},
+		} {
+			got, err := rdb.Do(c, tc.args...).Text()
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
+			}
+		}
+		cmds, err := rdb.TxPipelined(c, func(p redis.Pipeliner) error {
+			p.Do(c, "fetch", "k")
+			return nil
+		})
+		if err != nil || cmds[0].(*redis.Cmd).Val() != "v" {
+			t.Errorf("FETCH in MULTI: %v %v", cmds, err)
+		}
+	}
+	check()
+	if err := n.Client().ConfigRewrite(ctx(t)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(conf); !strings.Contains(string(data), "rename-command get FETCH\n") {
+		t.Fatalf("CONFIG REWRITE lost the rename-command lines:\n%s", data)
+	}
+	n.Restart()
+	check()
 }
 
 func TestConfigFileFlagsAndKvrocksOptions(t *testing.T) {

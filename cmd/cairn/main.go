@@ -47,6 +47,12 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
 		return 1
 	}
+	for _, r := range cfg.CommandRenames() {
+		if err := commands.Rename(r.Name, r.NewName); err != nil {
+			fmt.Fprintf(os.Stderr, "cairn: config: %s: rename-command: %v\n", r.Source, err)
+			return 1
+		}
+	}
 	log, closeLog, err := newLogger(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
