@@ -46,10 +46,18 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	now := time.Now()
 	// reject replies with a refusal, counted against spec when there is
 	// one; inside MULTI it also dooms the transaction, as Redis's
-	// flagTransaction does.
+	// flagTransaction does. A refused EXEC discards the transaction (and
+	// the WATCHes) and says why in an EXECABORT error, as Redis's
+	// execCommandAbort does, giving the reason without its ERR code.
 	reject := func(spec *Spec, msg string) {
 		if spec != nil {
 			spec.stats.rejected.Add(1)
+		}
+		if spec != nil && spec.Name == "exec" {
+			cl.setMulti(nil)
+			e.Clients.unwatch(cl)
+			w.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+			return
 		}
 		if cl.multi != nil {
 			cl.multi.dirty = true
@@ -79,6 +87,12 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	}
 	if !cl.Authed && spec.Flags&FlagNoAuth == 0 {
 		reject(spec, errNoAuth)
+		return nil
+	}
+	if spec.Name == "debug" && (e.Faults == nil || !e.Faults.Enabled) {
+		// Refused before it runs, as Redis refuses a protected command,
+		// so that inside MULTI it dooms the transaction.
+		reject(spec, errDebugDisabled)
 		return nil
 	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
