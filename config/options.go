@@ -80,12 +80,12 @@ type Option struct {
 var options = []Option{
 	{
 		Name: "bind", Kind: KindString, Default: "127.0.0.1", MultiToken: true,
-		Doc:   "Addresses to listen on, separated by spaces.",
+		Doc:   "Addresses to listen on, separated by spaces; as in Redis, * is every IPv4 address, ::* every IPv6 one, and a leading - skips an address the host does not have.",
 		check: checkBind,
 	},
 	{
-		Name: "port", Kind: KindInt, Default: "6666", Min: 0, Max: 65535,
-		Doc: "TCP port to listen on.",
+		Name: "port", Kind: KindInt, Default: "6666", Min: 1, Max: 65535,
+		Doc: "TCP port to listen on (Redis's 0, no TCP port, would leave Cairn unreachable).",
 	},
 	{
 		Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32, Mutable: true,
@@ -114,8 +114,8 @@ var options = []Option{
 	},
 	{
 		Name: "log-level", Aliases: []string{"loglevel"}, Kind: KindEnum, Default: "info", Mutable: true,
-		Enum: []string{"debug", "info", "notice", "verbose", "warning", "error"},
-		Doc:  "Log verbosity: debug, info, notice, verbose, warning or error.",
+		Enum: []string{"debug", "info", "notice", "verbose", "warning", "error", "fatal"},
+		Doc:  "Log verbosity: debug, info, notice, verbose, warning, error or fatal (Kvrocks's; as error).",
 	},
 	{
 		Name: "requirepass", Kind: KindString, Default: "", Mutable: true,

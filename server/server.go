@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -48,23 +49,49 @@ func New(env *commands.Env) *Server {
 	return s
 }
 
-// Listen binds every address of the bind option on the port option.
+// Listen binds every address of the bind option on the port option. As in
+// Redis, "*" stands for every IPv4 address and "::*" for every IPv6 one,
+// and a leading "-" makes an address optional: one the host does not have
+// is skipped with a warning instead of failing start-up.
 func (s *Server) Listen() error {
-	port := s.env.Config.Int("port")
-	for _, host := range strings.Fields(s.env.Config.String("bind")) {
-		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-		l, err := net.Listen("tcp", addr)
+	port := strconv.FormatInt(s.env.Config.Int("port"), 10)
+	for _, entry := range strings.Fields(s.env.Config.String("bind")) {
+		network, host, optional := bindAddr(entry)
+		addr := net.JoinHostPort(host, port)
+		l, err := net.Listen(network, addr)
+		if optional && errors.Is(err, syscall.EADDRNOTAVAIL) {
+			s.log.Warn("skipping an optional bind address this host does not have", "bind", entry)
+			continue
+		}
 		if err != nil {
 			s.closeListeners()
-			return fmt.Errorf("server: listen on %s: %w", addr, err)
+			return fmt.Errorf("server: bind %s: %w", entry, err)
 		}
 		s.listeners = append(s.listeners, l)
 		s.log.Info("listening", "addr", l.Addr().String())
 	}
 	if len(s.listeners) == 0 {
-		return errors.New("server: bind lists no address")
+		return errors.New("server: no address of the bind option could be bound")
 	}
 	return nil
+}
+
+// bindAddr reads one address of the bind option: the network to listen on
+// (IPv4 or IPv6 only for a literal, so that "*" and "::*" can both be
+// bound), the host, and whether the address is optional ("-" prefix).
+func bindAddr(entry string) (network, host string, optional bool) {
+	host, optional = strings.CutPrefix(entry, "-")
+	switch {
+	case host == "*":
+		return "tcp4", "0.0.0.0", optional
+	case host == "::*":
+		return "tcp6", "::", optional
+	case strings.Contains(host, ":"):
+		return "tcp6", host, optional
+	case net.ParseIP(host) != nil:
+		return "tcp4", host, optional
+	}
+	return "tcp", host, optional
 }
 
 // Addrs returns the bound addresses.

@@ -82,6 +82,7 @@ func TestInvalidValuesStopStartup(t *testing.T) {
 			[]string{"notify-keyspace-events", "KEq", "events.conf:2", "Invalid event class character"}},
 		{[]string{"--notify-keyspace-events", "Z"}, []string{"flag --notify-keyspace-events", `"Z"`}},
 		{[]string{"--slave-read-only", "no"}, []string{"flag --slave-read-only", `"no"`, "read-only"}},
+		{[]string{"--port", "0"}, []string{"port", `"0"`}},
 		{[]string{"-c", noCmd}, []string{"nocmd.conf:2", "rename-command", "No such command in rename-command", `"keys"`}},
 		{[]string{"-c", taken}, []string{"taken.conf:1", "rename-command", "Target command name already exists", `"set"`}},
 	}
@@ -114,6 +115,28 @@ func TestSecondServerOnSameDirRefused(t *testing.T) {
 	}
 	if err := n.Client().Ping(ctx(t)).Err(); err != nil {
 		t.Fatalf("first server hurt: %v", err)
+	}
+}
+
+// TestBindOptionalAddress binds, as Redis does, a list where an address
+// the host lacks is optional ("-"): the server serves on the others. The
+// same address without "-" stops start-up with an error naming it.
+func TestBindOptionalAddress(t *testing.T) {
+	const absent = "192.0.2.1" // TEST-NET-1: assigned to no interface here
+	n := StartCairn(t, "--bind", "127.0.0.1", "-"+absent, "--log-level", "fatal")
+	if err := n.Client().Ping(ctx(t)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.Client().ConfigGet(ctx(t), "bind").Result()
+	if err != nil || got["bind"] != "127.0.0.1 -"+absent {
+		t.Errorf("CONFIG GET bind = %v, %v", got, err)
+	}
+	n.Stop()
+
+	dir := t.TempDir()
+	code, out := runToExit(t, dir, "--bind", "127.0.0.1", absent, "--port", fmt.Sprint(freePort(t)), "--dir", filepath.Join(dir, "d"), "--log-level", "warning")
+	if code != 1 || !strings.Contains(out, "bind "+absent) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("a bind address the host lacks: exit %d, output:\n%s", code, out)
 	}
 }
 

@@ -263,7 +263,7 @@ func hclogLevel(name string) hclog.Level {
 		return hclog.Info
 	case "warning":
 		return hclog.Warn
-	case "error":
+	case "error", "fatal":
 		return hclog.Error
 	}
 	return hclog.Info
