@@ -499,7 +499,13 @@ func cmdClientUnblock(c *Ctx) {
 			return
 		}
 	}
-	if _, ok := c.intArg(2); !ok {
+	id, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	withError := len(c.Args) == 4 && lower(c.Args[3]) == "error"
+	if cl := c.Env.Clients.get(id); cl != nil && unblockClient(cl, withError) {
+		c.W.Int(1)
 		return
 	}
 	c.W.Int(0)

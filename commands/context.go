@@ -133,6 +133,7 @@ type Env struct {
 
 	cursors  cursorTable
 	pause    clientPause
+	blocked  atomic.Int64 // commands blocked in Ctx.block, for INFO blocked_clients
 	slowlog  slowLog
 	monitors monitorSet
 	saves    saveState
@@ -236,10 +237,14 @@ type Client struct {
 	// passedGate is set while the running command is counted in flight
 	// by the CLIENT PAUSE gate.
 	passedGate bool
-	// blocked is set while a command waits for CLIENT PAUSE to end, and
+	// blocked is set while a command waits for CLIENT PAUSE to end or
+	// blocks (WAIT), and
 	// noEvict by CLIENT NO-EVICT; CLIENT LIST shows them as flags b and e.
 	// monitoring is set in MONITOR mode.
 	blocked, noEvict, monitoring atomic.Bool
+	// unblock is set while the client runs a blocking command (block):
+	// CLIENT UNBLOCK sends on it, true for ERROR.
+	unblock atomic.Pointer[chan bool]
 	// errorMark is the connection's Writer.Errors when its running
 	// command started (EXEC moves it past its queued commands' errors).
 	errorMark int64

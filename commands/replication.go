@@ -152,7 +152,20 @@ func cmdWait(c *Ctx) {
 	if !ok {
 		return
 	}
-	got := c.Env.Repl.WaitAcks(int(want), c.Env.Store.Offset(), time.Duration(timeout)*time.Millisecond)
+	off := c.Env.Store.Offset()
+	if c.txn != nil && c.txn.exec {
+		// As in Redis, WAIT does not block inside a transaction: it
+		// counts the replicas that have the writes now.
+		c.W.Int(int64(c.Env.Repl.WaitAcks(0, off, 0, nil)))
+		return
+	}
+	got := 0
+	if c.block(func(stop <-chan struct{}) {
+		got = c.Env.Repl.WaitAcks(int(want), off, time.Duration(timeout)*time.Millisecond, stop)
+	}) {
+		c.W.Error(errUnblocked)
+		return
+	}
 	c.W.Int(int64(got))
 }
 

@@ -236,7 +236,7 @@ func (c *Ctx) infoSection(name string) string {
 		field("pubsub_clients", e.PubSub.Stats().Clients)
 		field("cluster_connections", 0)
 		field("maxclients", e.Config.Int("maxclients"))
-		field("blocked_clients", e.pause.waiting.Load())
+		field("blocked_clients", e.pause.waiting.Load()+e.blocked.Load())
 		field("tracking_clients", e.Clients.tracking.nclients.Load())
 		field("clients_in_timeout_table", 0)
 	case "memory":

@@ -77,7 +77,7 @@ func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, wan
 		f.close()
 		n.mu.Lock()
 		delete(n.feeders, f)
-		n.ackCond.Broadcast()
+		n.acked()
 		n.mu.Unlock()
 		n.log.Info("replica disconnected", "replica", f.name())
 	}()
@@ -131,7 +131,7 @@ func (f *feeder) readAcks(readCmd CommandReader) {
 				f.acked.Store(off)
 				f.lastAck.Store(time.Now().UnixNano())
 				f.n.mu.Lock()
-				f.n.ackCond.Broadcast()
+				f.n.acked()
 				f.n.mu.Unlock()
 			}
 		}

@@ -57,7 +57,7 @@ type Node struct {
 	idFile       [2]string // the id and state the replid file holds; idUnknown at first
 	link         *link     // non-nil while a replica
 	feeders      map[*feeder]struct{}
-	ackCond      *sync.Cond // broadcast when a replica acknowledges
+	acks         chan struct{} // closed (and replaced) when a replica acknowledges or leaves
 
 	// Counters for INFO stats.
 	SyncFull, SyncPartialOK, SyncPartialErr atomic.Int64
@@ -110,7 +110,7 @@ func NewNode(opts Options) (*Node, error) {
 		opts.SendTimeout = 10 * time.Second
 	}
 	n := &Node{opts: opts, log: opts.Logger, feeders: map[*feeder]struct{}{}, idFile: idUnknown}
-	n.ackCond = sync.NewCond(&n.mu)
+	n.acks = make(chan struct{})
 	d := opts.Store.Offset()
 	clean := true
 	if last := opts.Log.Last(); last > d {
@@ -457,31 +457,41 @@ func (n *Node) HasReplicas() bool {
 	return len(n.feeders) > 0
 }
 
-// WaitAcks blocks until at least want replicas acknowledged offset, or
-// until timeout (0: no limit) passes, and returns how many did.
-func (n *Node) WaitAcks(want int, offset uint64, timeout time.Duration) int {
-	var deadline time.Time
+// WaitAcks blocks until at least want replicas acknowledged offset, until
+// timeout (0: no limit) passes, or until stop is closed or receives, and
+// returns how many did. With want 0 it only counts them.
+func (n *Node) WaitAcks(want int, offset uint64, timeout time.Duration, stop <-chan struct{}) int {
+	var expired <-chan time.Time
 	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-		t := time.AfterFunc(timeout, func() {
-			n.mu.Lock()
-			n.ackCond.Broadcast()
-			n.mu.Unlock()
-		})
+		t := time.NewTimer(timeout)
 		defer t.Stop()
+		expired = t.C
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	for {
+		n.mu.Lock()
 		got := 0
 		for f := range n.feeders {
 			if f.acked.Load() >= offset {
 				got++
 			}
 		}
-		if got >= want || (!deadline.IsZero() && !time.Now().Before(deadline)) {
+		changed := n.acks
+		n.mu.Unlock()
+		if got >= want {
 			return got
 		}
-		n.ackCond.Wait()
+		select {
+		case <-changed:
+		case <-expired:
+			want = 0 // count once more
+		case <-stop:
+			want = 0
+		}
 	}
+}
+
+// acked wakes WaitAcks callers to count again; the caller holds n.mu.
+func (n *Node) acked() {
+	close(n.acks)
+	n.acks = make(chan struct{})
 }
