@@ -353,6 +353,9 @@ func (e *Env) ClientInfo(c *Client, now time.Time) string {
 	}
 	tflags, redir := e.Clients.tracking.info(c)
 	flags += tflags
+	if c.watchTouched.Load() { // EXEC will fail
+		flags += "d"
+	}
 	if c.noEvict.Load() {
 		flags += "e"
 	}
