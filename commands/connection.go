@@ -220,7 +220,7 @@ func cmdHello(c *Ctx) {
 }
 
 func cmdSelect(c *Ctx) {
-	db, ok := c.intArg(1)
+	db, ok := c.dbIndex(c.Args[1], "")
 	if !ok {
 		return
 	}

@@ -309,12 +309,8 @@ func cmdCopy(c *Ctx) {
 				c.W.Error(errSyntax)
 				return
 			}
-			db, ok := c.intArg(j + 1)
+			db, ok := c.dbIndex(c.Args[j+1], "")
 			if !ok {
-				return
-			}
-			if db < math.MinInt32 || db > math.MaxInt32 {
-				c.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
 			// Cairn has database 0 only.
