@@ -12,7 +12,8 @@ const errUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 // it. wait must return soon after its stop channel is closed, which
 // happens when the connection is closed (CLIENT KILL), when the client has
 // left (checked every peerCheckEvery, as a paused command checks), when
-// the server stops, or on CLIENT UNBLOCK. block reports whether CLIENT
+// the server stops, or on CLIENT UNBLOCK. The time it takes is left out of
+// the command's duration. block reports whether CLIENT
 // UNBLOCK ... ERROR asked for the wait to end with an error.
 func (c *Ctx) block(wait func(stop <-chan struct{})) (unblockedWithError bool) {
 	cl := c.Client
@@ -26,6 +27,8 @@ func (c *Ctx) block(wait func(stop <-chan struct{})) (unblockedWithError bool) {
 		c.Env.blocked.Add(-1)
 	}()
 
+	start := time.Now()
+	defer func() { c.blockedFor += time.Since(start) }()
 	stop, done := make(chan struct{}), make(chan struct{})
 	var withError bool
 	go func() {

@@ -455,6 +455,9 @@ type Ctx struct {
 	// Now is the command's start time; every TTL decision in one command
 	// uses it, as Redis uses one mstime per command.
 	Now time.Time
+	// blockedFor is how long the command waited in block, which its
+	// duration leaves out (SLOWLOG, commandstats), as in Redis.
+	blockedFor time.Duration
 
 	locked bool // the command holds its key locks
 	// keyLock is the one key lock lock took for a single key, and unlock

@@ -150,7 +150,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	spec.Handler(c)
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.
-	took := time.Since(now)
+	took := time.Since(now) - c.blockedFor
 	spec.stats.record(took, w.Errors > cl.errorMark, e.settings().latencyTracking.Bool())
 	e.noteSlow(cl, spec, args, took, now)
 	e.feedMonitors(cl, spec, args, now.Add(took))

@@ -12,12 +12,12 @@ import (
 // it each way Redis allows: CLIENT UNBLOCK with TIMEOUT (the count so far)
 // and with ERROR, CLIENT KILL, and the client leaving. While it waits the
 // client shows flag b and counts in blocked_clients; once it is gone
-// neither does. Inside MULTI, WAIT does not block: EXEC replies at once
-// and leaves its keys free.
+// neither does, and the time blocked is not in SLOWLOG. Inside MULTI,
+// WAIT does not block: EXEC replies at once and leaves its keys free.
 func TestWaitBlocksAsRedis(t *testing.T) {
-	for _, start := range []func(testing.TB, ...string) *Node{StartCairn, StartRedis} {
-		n := start(t)
-		t.Run(n.Name, func(t *testing.T) {
+	for name, start := range map[string]func(testing.TB, ...string) *Node{"cairn": StartCairn, "redis": StartRedis} {
+		t.Run(name, func(t *testing.T) {
+			n := start(t)
 			b := n.Raw()
 			blocked := func(id string, want bool) {
 				t.Helper()
@@ -47,6 +47,12 @@ func TestWaitBlocksAsRedis(t *testing.T) {
 				t.Errorf("WAIT after CLIENT UNBLOCK ERROR = %q", got)
 			}
 			b.Expect(":0\r\n", "CLIENT", "UNBLOCK", id)
+
+			// The time blocked is not the command's: a WAIT that timed
+			// out after 200 ms stays out of a 100 ms SLOWLOG.
+			b.Expect("+OK\r\n", "CONFIG", "SET", "slowlog-log-slower-than", "100000")
+			a.Expect(":0\r\n", "WAIT", "1", "200")
+			b.Expect("*0\r\n", "SLOWLOG", "GET")
 
 			a.Expect("+OK\r\n", "MULTI")
 			a.Expect("+QUEUED\r\n", "WAIT", "1", "0")
