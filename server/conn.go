@@ -114,8 +114,10 @@ func (c countingReader) Read(p []byte) (int, error) {
 // close closes the socket; the serving goroutine then exits.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
-		close(c.closed)
+		// The socket first: a command that gives up on seeing closed
+		// (WAIT, a paused command) must find no socket to reply to.
 		c.nc.Close()
+		close(c.closed)
 	})
 }
 
