@@ -280,6 +280,30 @@ func TestRewriteFollowsSymlink(t *testing.T) {
 	}
 }
 
+func TestRewriteKeepsLineEnds(t *testing.T) {
+	for _, eol := range []string{"\n", "\r\n"} {
+		p := writeConf(t, "# a comment"+eol+"port 7000"+eol+"workers 4"+eol)
+		c, _, err := Load([]string{"-c", p}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Set([]Pair{{"port", "7001"}, {"hz", "20"}}); err == nil {
+			t.Fatal("port is immutable")
+		}
+		if err := c.Set([]Pair{{"hz", "20"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Rewrite(c.Path(), c); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(p)
+		want := strings.Join([]string{"# a comment", "port 7000", "workers 4", rewriteMarker, "hz 20", ""}, eol)
+		if string(data) != want {
+			t.Errorf("rewrite of a file with line ends %q:\n%q\nwant\n%q", eol, data, want)
+		}
+	}
+}
+
 // TestExampleFile checks that kvrocks.conf.example is what the options table
 // generates (go test -rewrite regenerates it) and that it loads, without a
 // warning, to the defaults.

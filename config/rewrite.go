@@ -18,7 +18,8 @@ const rewriteMarker = "# Added by CONFIG REWRITE"
 // little as it can:
 //
 //   - comments, blank lines, unknown and Kvrocks-only lines, and lines that
-//     do not parse are kept verbatim;
+//     do not parse are kept verbatim; a file whose first line ends in CRLF
+//     keeps CRLF line ends;
 //   - the first line of each Cairn option is replaced by "name value" with
 //     the current value (quoted when needed so that it reads back the same);
 //     later lines of the same option are dropped;
@@ -80,7 +81,7 @@ func rewriteContents(data []byte, c *Config) []byte {
 			if strings.Trim(raw, " \t\r\n") == rewriteMarker {
 				markerSeen = true
 			}
-			out = append(out, raw)
+			out = append(out, strings.TrimSuffix(raw, "\r"))
 		}
 	}
 
@@ -109,7 +110,12 @@ func rewriteContents(data []byte, c *Config) []byte {
 	if len(out) == 0 {
 		return nil
 	}
-	return []byte(strings.Join(out, "\n") + "\n")
+	// A file written with CRLF line ends keeps them, new lines included.
+	eol := "\n"
+	if first, _, _ := strings.Cut(string(data), "\n"); strings.HasSuffix(first, "\r") {
+		eol = "\r\n"
+	}
+	return []byte(strings.Join(out, eol) + eol)
 }
 
 // writeFileAtomic replaces path with data: it writes a temporary file in
