@@ -177,9 +177,8 @@ var infoSections = []struct {
 	notDefault bool
 }{
 	{name: "server"}, {name: "clients"}, {name: "memory"}, {name: "persistence"}, {name: "stats"},
-	{name: "replication"}, {name: "cpu"}, {name: "commandstats", notDefault: true}, {name: "errorstats"},
-	{name: "latencystats", notDefault: true},
-	{name: "keyspace"},
+	{name: "replication"}, {name: "cpu"}, {name: "modules"}, {name: "commandstats", notDefault: true},
+	{name: "errorstats"}, {name: "latencystats", notDefault: true}, {name: "cluster"}, {name: "keyspace"},
 }
 
 func cmdInfo(c *Ctx) {
@@ -352,6 +351,11 @@ func (c *Ctx) infoSection(name string) string {
 				b.WriteString(latencyStatsLine(spec.FullName(), &spec.stats.latency, percentiles))
 			}
 		}
+	case "modules":
+		b.WriteString("# Modules\r\n") // Cairn loads none
+	case "cluster":
+		// Tools read cluster_enabled to tell a cluster node; Cairn is none.
+		b.WriteString("# Cluster\r\ncluster_enabled:0\r\n")
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		n := e.Store.KeyCounts()[c.ns()]

@@ -156,3 +156,25 @@ func TestInfoFieldsMonitoringReads(t *testing.T) {
 		}
 	})
 }
+
+// TestInfoSectionsMatchRedis: INFO without arguments, INFO everything and
+// INFO default list the same sections as redis-server, in its order.
+func TestInfoSectionsMatchRedis(t *testing.T) {
+	headers := func(n *Node, args ...any) []string {
+		t.Helper()
+		rdb := n.Client()
+		defer rdb.Close()
+		text, err := rdb.Do(ctx(t), append([]any{"INFO"}, args...)...).Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`(?m)^# \w+`).FindAllString(text, -1)
+	}
+	cairn, rds := StartCairn(t), StartRedis(t)
+	for _, args := range [][]any{nil, {"everything"}, {"default"}, {"all"}} {
+		got, want := headers(cairn, args...), headers(rds, args...)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("INFO %v sections:\n got %v\nwant %v", args, got, want)
+		}
+	}
+}
