@@ -41,8 +41,10 @@ type Hub struct {
 	// the patterns whose prefix the channel starts with.
 	byPrefix map[string][]*entry
 	// prefixLens are the distinct lengths of the keys of byPrefix, sorted,
-	// so a publish looks up only prefixes that exist.
-	prefixLens []int
+	// so a publish looks up only prefixes that exist; prefixesOfLen counts
+	// the keys of each length.
+	prefixLens    []int
+	prefixesOfLen map[int]int
 }
 
 // entry is one channel or pattern with its subscribers.
@@ -53,6 +55,9 @@ type entry struct {
 	// by stars only (__keyevent@0__:*): every channel with the prefix
 	// matches it, so publishers skip glob.Match.
 	anySuffix bool
+	// at is a pattern's index in byPrefix[prefix], for removal in
+	// constant time.
+	at int
 	// subs are the subscribers, iterated by publishers; pos is each
 	// one's index in subs, for removal in constant time.
 	subs []Subscriber
@@ -82,8 +87,13 @@ func (e *entry) remove(s Subscriber) {
 }
 
 // subscriptions are one subscriber's names of each kind, in the order it
-// subscribed (for UNSUBSCRIBE without arguments).
+// subscribed (for UNSUBSCRIBE without arguments). Removing a name leaves a
+// hole in names rather than shifting the rest, so that dropping a client
+// with a million channels takes time linear in them, not quadratic; the
+// holes are squeezed out once they outnumber the live names.
 type subscriptions struct {
+	// names holds each kind's names in subscription order; position i is
+	// live when index maps names[i] to i, else a hole.
 	names [3][]string
 	index [3]map[string]int
 }
@@ -101,27 +111,40 @@ func (s *subscriptions) add(k Kind, name string) bool {
 }
 
 func (s *subscriptions) remove(k Kind, name string) bool {
-	i, ok := s.index[k][name]
-	if !ok {
+	if _, ok := s.index[k][name]; !ok {
 		return false
 	}
 	delete(s.index[k], name)
-	last := len(s.names[k]) - 1
-	copy(s.names[k][i:], s.names[k][i+1:])
-	s.names[k] = s.names[k][:last]
-	for j := i; j < last; j++ {
-		s.index[k][s.names[k][j]] = j
+	if live := len(s.index[k]); len(s.names[k]) > 2*live+16 {
+		s.names[k] = s.live(k)
+		for i, n := range s.names[k] {
+			s.index[k][n] = i
+		}
 	}
 	return true
 }
 
+// live returns a new slice of the live names of kind k, in order.
+func (s *subscriptions) live(k Kind) []string {
+	out := make([]string, 0, len(s.index[k]))
+	for i, n := range s.names[k] {
+		if j, ok := s.index[k][n]; ok && j == i {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// len returns how many names of kind k are held.
+func (s *subscriptions) len(k Kind) int { return len(s.index[k]) }
+
 func (s *subscriptions) total() int {
-	return len(s.names[KindChannel]) + len(s.names[KindPattern]) + len(s.names[KindShard])
+	return s.len(KindChannel) + s.len(KindPattern) + s.len(KindShard)
 }
 
 // NewHub returns an empty Hub.
 func NewHub() *Hub {
-	h := &Hub{clients: map[Subscriber]*subscriptions{}, byPrefix: map[string][]*entry{}}
+	h := &Hub{clients: map[Subscriber]*subscriptions{}, byPrefix: map[string][]*entry{}, prefixesOfLen: map[int]int{}}
 	for k := range h.byKind {
 		h.byKind[k] = map[string]*entry{}
 	}
@@ -133,7 +156,7 @@ func (h *Hub) Counts(s Subscriber) (channels, patterns, shards int) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if c := h.clients[s]; c != nil {
-		return len(c.names[KindChannel]), len(c.names[KindPattern]), len(c.names[KindShard])
+		return c.len(KindChannel), c.len(KindPattern), c.len(KindShard)
 	}
 	return 0, 0, 0
 }
@@ -145,9 +168,9 @@ func (c *subscriptions) count(k Kind) int {
 		return 0
 	}
 	if k == KindShard {
-		return len(c.names[KindShard])
+		return c.len(KindShard)
 	}
-	return len(c.names[KindChannel]) + len(c.names[KindPattern])
+	return c.len(KindChannel) + c.len(KindPattern)
 }
 
 // Subscribe adds name of kind k to s's subscriptions (a no-op when s
@@ -172,6 +195,7 @@ func (h *Hub) Subscribe(s Subscriber, k Kind, name []byte) int {
 				if h.byPrefix[e.prefix] == nil {
 					h.addPrefixLen(len(e.prefix))
 				}
+				e.at = len(h.byPrefix[e.prefix])
 				h.byPrefix[e.prefix] = append(h.byPrefix[e.prefix], e)
 			}
 		}
@@ -216,7 +240,7 @@ func (h *Hub) Names(s Subscriber, k Kind) []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if c := h.clients[s]; c != nil {
-		return append([]string(nil), c.names[k]...)
+		return c.live(k)
 	}
 	return nil
 }
@@ -231,7 +255,7 @@ func (h *Hub) Drop(s Subscriber) {
 		return
 	}
 	for k := range c.names {
-		for _, n := range append([]string(nil), c.names[k]...) {
+		for _, n := range c.live(Kind(k)) {
 			h.unsubscribeLocked(s, c, Kind(k), n)
 		}
 	}
@@ -297,24 +321,25 @@ func onlyStarsAfter(pattern []byte, prefix string) bool {
 	return true
 }
 
-// addPrefixLen records that some prefix of length n is indexed.
+// addPrefixLen records that a new prefix of length n is indexed.
 func (h *Hub) addPrefixLen(n int) {
-	i := sort.SearchInts(h.prefixLens, n)
-	if i < len(h.prefixLens) && h.prefixLens[i] == n {
+	h.prefixesOfLen[n]++
+	if h.prefixesOfLen[n] > 1 {
 		return
 	}
+	i := sort.SearchInts(h.prefixLens, n)
 	h.prefixLens = append(h.prefixLens, 0)
 	copy(h.prefixLens[i+1:], h.prefixLens[i:])
 	h.prefixLens[i] = n
 }
 
-// dropPrefixLen forgets length n once no indexed prefix has it.
+// dropPrefixLen records that a prefix of length n is no longer indexed,
+// and forgets the length once no indexed prefix has it.
 func (h *Hub) dropPrefixLen(n int) {
-	for p := range h.byPrefix {
-		if len(p) == n {
-			return
-		}
+	if h.prefixesOfLen[n]--; h.prefixesOfLen[n] > 0 {
+		return
 	}
+	delete(h.prefixesOfLen, n)
 	if i := sort.SearchInts(h.prefixLens, n); i < len(h.prefixLens) && h.prefixLens[i] == n {
 		h.prefixLens = append(h.prefixLens[:i], h.prefixLens[i+1:]...)
 	}
@@ -323,13 +348,11 @@ func (h *Hub) dropPrefixLen(n int) {
 // unindex removes a pattern entry from the prefix index.
 func (h *Hub) unindex(e *entry) {
 	list := h.byPrefix[e.prefix]
-	for i, x := range list {
-		if x == e {
-			list[i] = list[len(list)-1]
-			list = list[:len(list)-1]
-			break
-		}
-	}
+	last := len(list) - 1
+	list[e.at] = list[last]
+	list[e.at].at = e.at
+	list[last] = nil
+	list = list[:last]
 	if len(list) == 0 {
 		delete(h.byPrefix, e.prefix)
 		h.dropPrefixLen(len(e.prefix))
