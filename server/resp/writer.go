@@ -32,8 +32,19 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // Len returns the number of buffered bytes.
 func (w *Writer) Len() int { return len(w.buf) }
 
-// Reset empties the buffer, keeping its capacity.
-func (w *Writer) Reset() { w.buf = w.buf[:0] }
+// maxRetained bounds the capacity Reset keeps. A larger buffer held the
+// reply to one big read (a GET of a 100 MB value); an idle connection must
+// not hold it until it disconnects, as every connection of a pool would.
+const maxRetained = 64 << 10
+
+// Reset empties the buffer, keeping its capacity up to maxRetained.
+func (w *Writer) Reset() {
+	if cap(w.buf) > maxRetained {
+		w.buf = nil
+		return
+	}
+	w.buf = w.buf[:0]
+}
 
 // Truncate cuts the buffer back to n bytes, dropping replies written after
 // a Len of n.
