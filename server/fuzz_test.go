@@ -144,6 +144,8 @@ func FuzzConnection(f *testing.F) {
 			"CLIENT TRACKING on OPTIN\r\nCLIENT CACHING yes\r\nMULTI\r\nMGET a b c\r\nEXEC\r\nCLIENT GETREDIR\r\nCLIENT TRACKING on PREFIX x\r\n",
 		"SET a 5\r\nOBJECT ENCODING a\r\nCOPY a b\r\nOBJECT REFCOUNT b\r\nSETBIT a 0 0\r\nMULTI\r\nSET c x\r\nRENAME c d\r\nOBJECT REFCOUNT d\r\nEXEC\r\nOBJECT IDLETIME a\r\nOBJECT FREQ zz\r\n",
 		"CONFIG SET slowlog-log-slower-than 0\r\nSLOWLOG GET -1\r\nSAVE\r\nBGSAVE\r\nLASTSAVE\r\nMONITOR\r\nPING\r\nGET k\r\nRESET\r\n",
+		"EXEC x\r\nMULTI\r\nSET a 1\r\nEXEC now\r\nGET a\r\nDEBUG SLEEP 0\r\nMULTI\r\nDEBUG x\r\nBGSAVE\r\nEXEC\r\nCLIENT UNBLOCK 1 ERROR\r\n" +
+			"SELECT 2147483648\r\nWATCH a\r\nSET a 2\r\nCLIENT INFO\r\nINFO cluster modules\r\nSUBSCRIBE c\r\nEXEC\r\nRESET\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
