@@ -1,18 +1,19 @@
 // Package config owns Cairn's configuration: the table of options (name,
 // default, kind, whether CONFIG SET may change it, a one-line doc), the
 // runtime store of their current values, the kvrocks.conf file format (a
-// tokenizer with redis.conf's quoting rules, "namespace.<ns> <token>"
-// lines, Kvrocks options that Cairn ignores with a warning) and CONFIG
-// REWRITE.
+// tokenizer with redis.conf's quoting rules, "namespace.<ns> <token>" and
+// "rename-command" lines, Kvrocks options that Cairn ignores with a
+// warning) and CONFIG REWRITE.
 //
 // The package is the ground floor: it imports no other Cairn package. The
 // expected wiring is:
 //
-//   - cmd/cairn calls Load once with os.Args[1:] and os.Environ(), logs the
-//     returned warnings, and exits on an error (successfully on ErrHelp);
-//   - packages that own an option's meaning register, before the server
-//     accepts clients, a SetValidator (notify owns notify-keyspace-events)
-//     and OnChange hooks (the logger owns log-level, and so on);
+//   - cmd/cairn calls Load once with os.Args[1:], os.Environ() and the
+//     Validators of options other packages own (notify owns
+//     notify-keyspace-events), logs the returned warnings, and exits on an
+//     error (successfully on ErrHelp);
+//   - packages that follow an option register OnChange hooks before the
+//     server accepts clients (the logger owns log-level, and so on);
 //   - the command layer serves CONFIG GET with Names and Get, CONFIG SET with
 //     Set, whose errors carry Redis's reply text, and CONFIG REWRITE with
 //     Rewrite(c.Path(), c);
