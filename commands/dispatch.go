@@ -150,10 +150,11 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	spec.Handler(c)
 	// EXEC moves the mark past its commands' errors: it failed only if
 	// it replied one of its own (EXECABORT), as in Redis.
-	took := time.Since(now) - c.blockedFor
+	elapsed := time.Since(now)
+	took := elapsed - c.blockedFor // a blocked command's wait is not its run time
 	spec.stats.record(took, w.Errors > cl.errorMark, e.settings().latencyTracking.Bool())
 	e.noteSlow(cl, spec, args, took, now)
-	e.feedMonitors(cl, spec, args, now.Add(took))
+	e.feedMonitors(cl, spec, args, now.Add(elapsed))
 	*c = Ctx{events: notify.Recycle(c.events, maxReusedEvents), staged: notify.Recycle(c.staged, maxReusedEvents), release: c.release}
 	return spec
 }
