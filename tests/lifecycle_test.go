@@ -189,6 +189,7 @@ func TestRenameCommand(t *testing.T) {
 	if data, _ := os.ReadFile(conf); !strings.Contains(string(data), "rename-command get FETCH\n") {
 		t.Fatalf("CONFIG REWRITE lost the rename-command lines:\n%s", data)
 	}
+	n.Stop()
 	n.Restart()
 	check()
 }
