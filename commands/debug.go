@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register(&Spec{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Group: "server", Since: "1.0.0",
+	register(&Spec{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagProtected, Group: "server", Since: "1.0.0",
 		Summary: "Test-only fault injection (enabled by CAIRN_DEBUG_FAULTS=1 at start-up).", Handler: cmdDebug})
 }
 
@@ -26,6 +26,9 @@ type Faults struct {
 	// publishes its events and releases its keys.
 	pauseMillis atomic.Int64
 }
+
+// enabled reports whether the DEBUG command is on; f may be nil.
+func (f *Faults) enabled() bool { return f != nil && f.Enabled }
 
 // install wires the commit fault into the engine.
 func (f *Faults) install(store *storage.Engine) {

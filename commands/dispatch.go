@@ -89,7 +89,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, errNoAuth)
 		return nil
 	}
-	if spec.Name == "debug" && (e.Faults == nil || !e.Faults.Enabled) {
+	if spec.Flags&FlagProtected != 0 && !e.Faults.enabled() {
 		// Refused before it runs, as Redis refuses a protected command,
 		// so that inside MULTI it dooms the transaction.
 		reject(spec, errDebugDisabled)

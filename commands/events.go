@@ -153,7 +153,8 @@ func (c *Ctx) publishEvents() {
 func (e *Env) Paused() bool { return e.pause.paused() }
 
 // StopClientPause ends any CLIENT PAUSE for good: commands waiting for it
-// are dropped unrun. The server calls it when it stops.
+// are dropped unrun, and blocked commands (WAIT, see Ctx.block) give up.
+// The server calls it when it stops.
 func (e *Env) StopClientPause() { e.pause.stop() }
 
 // ExpireSlice runs one slice of the active expiry cycle (a primary's

@@ -86,7 +86,7 @@ func (c *Ctx) makeRaw(cmd storage.Command, key []byte, k *keyState) bool {
 // A write that keeps the value (EXPIRE, GETEX...) keeps the mark; RENAME
 // moves it (renameGeneric).
 func (c *Ctx) valueHeld(key []byte, k *keyState) bool {
-	if !c.txn.exec {
+	if !c.inExec() {
 		return false
 	}
 	switch c.Spec.Name {

@@ -85,14 +85,6 @@ func cmdBgSave(c *Ctx) {
 		c.W.Error("ERR Background save already in progress")
 		return
 	}
-	if c.txn != nil && c.txn.exec {
-		// Redis defers a BGSAVE run by EXEC until the transaction ends;
-		// Cairn's save starts now, from a checkpoint that holds every
-		// committed write, but the reply is Redis's.
-		defer c.W.SimpleString("Background saving scheduled")
-	} else {
-		defer c.W.SimpleString("Background saving started")
-	}
 	s.running, s.started = true, time.Now()
 	s.mu.Unlock()
 	env := c.Env // c is reused once the handler returns
@@ -104,6 +96,14 @@ func cmdBgSave(c *Ctx) {
 		s.running = false
 		s.mu.Unlock()
 	}()
+	if c.inExec() {
+		// Redis defers a BGSAVE run by EXEC until the transaction ends;
+		// Cairn's save starts now, from a checkpoint that holds every
+		// committed write, but the reply is Redis's.
+		c.W.SimpleString("Background saving scheduled")
+		return
+	}
+	c.W.SimpleString("Background saving started")
 }
 
 func cmdLastSave(c *Ctx) {

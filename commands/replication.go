@@ -153,7 +153,7 @@ func cmdWait(c *Ctx) {
 		return
 	}
 	off := c.Env.Store.Offset()
-	if c.txn != nil && c.txn.exec {
+	if c.inExec() {
 		// As in Redis, WAIT does not block inside a transaction: it
 		// counts the replicas that have the writes now.
 		c.W.Int(int64(c.Env.Repl.WaitAcks(0, off, 0, nil)))

@@ -40,6 +40,11 @@ const (
 	// propagates (PUBLISH): CLIENT PAUSE WRITE holds it back. Redis 7.0's
 	// COMMAND INFO does not list it, so neither does Cairn's.
 	FlagMayReplicate
+	// FlagProtected marks a command Redis refuses before running it unless
+	// a configuration option enables it (DEBUG: enable-debug-command).
+	// Cairn enables DEBUG only with its test-only faults (Faults.Enabled).
+	// COMMAND INFO does not list the flag, as Redis's does not.
+	FlagProtected
 )
 
 var flagNames = []struct {

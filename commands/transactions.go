@@ -276,6 +276,10 @@ func (t *txnBatch) put(ns string, key []byte, m storage.Metadata, held bool) {
 
 func (t *txnBatch) del(ns string, key []byte) { t.set(ns, key, txnKey{}) }
 
+// inExec reports whether the command runs inside EXEC (not alone, nor in
+// a pipelined group).
+func (c *Ctx) inExec() bool { return c.txn != nil && c.txn.exec }
+
 // hold marks the value the transaction wrote to key as held (txnKey.held).
 func (t *txnBatch) hold(ns string, key []byte) {
 	k := string(t.keyOf(ns, key))
