@@ -60,8 +60,11 @@ func Load(args []string, environ []string, validators ...Validator) (*Config, []
 	c := New()
 	for _, vd := range validators {
 		e := c.entry(vd.Option)
-		if e == nil || vd.Check == nil {
-			return nil, warnings, fmt.Errorf("config: validator for %q: %w or no function", vd.Option, ErrUnknownOption)
+		switch {
+		case e == nil:
+			return nil, warnings, fmt.Errorf("config: validator for %q: %w", vd.Option, ErrUnknownOption)
+		case vd.Check == nil:
+			return nil, warnings, fmt.Errorf("config: validator for %q: no function", vd.Option)
 		}
 		e.validator = vd.Check
 	}
