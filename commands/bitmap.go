@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 
@@ -77,30 +78,41 @@ func cmdSetBit(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	k, m, unlock, ok := c.lockedString(key)
+	k, m, unlock, ok := c.lockedStringMeta(key)
 	defer unlock()
 	if !ok {
 		return
 	}
-	old := bitAt(m.Value, off)
+	n := int64(0)
+	if k.live {
+		n = stringLen(&k.m)
+	}
+	var cur byte // the byte holding the bit
+	if off>>3 < n {
+		b, err := c.valueRange(key, &k, off>>3, off>>3+1)
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		cur = b[0]
+	}
+	old := bitAt([]byte{cur}, off&7)
 	// As in Redis, a bit set to what it was, within the string, writes
 	// nothing and publishes nothing.
-	if grown := !k.live || int64(len(m.Value)) <= off>>3; !grown && int64(old) == on {
+	if grown := off>>3 >= n; !grown && int64(old) == on {
 		if c.makeRaw(storage.CmdSetBit, key, &k) {
 			c.W.Int(int64(old))
 		}
 		return
 	}
-	buf := grownCopy(m.Value, off>>3+1)
 	mask := byte(1) << (7 - off&7)
 	if on == 1 {
-		buf[off>>3] |= mask
+		cur |= mask
 	} else {
-		buf[off>>3] &^= mask
+		cur &^= mask
 	}
-	m.Value = buf
-	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
-	if c.putKey(storage.CmdSetBit, key, &k, m, notify.CodeSetBit) {
+	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding) // a new key's too
+	if c.editString(storage.CmdSetBit, key, &k, m, off>>3, []byte{cur}, max(n, off>>3+1), notify.CodeSetBit) {
 		c.W.Int(int64(old))
 	}
 }
@@ -153,16 +165,19 @@ func (c *Ctx) rangeUnit(arg []byte) (inBits, ok bool) {
 func cmdBitCount(c *Ctx) {
 	// As in Redis 7.0, the key is looked up before the range is parsed: a
 	// missing key counts 0 whatever follows it.
-	k, ok := c.lookupString(c.Args[1])
+	key := c.Args[1]
+	k, unlock, ok := c.readStringMetaForPart(key)
+	defer unlock()
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.Int(0)
 		return
 	}
-	s := k.m.Value
-	from, to := int64(0), int64(len(s))<<3-1
+	n := stringLen(&k.m)
+	from, to := int64(0), n<<3-1
 	switch len(c.Args) {
 	case 2:
 	case 4, 5:
@@ -182,12 +197,50 @@ func cmdBitCount(c *Ctx) {
 				return
 			}
 		}
-		from, to = bitRange(int64(len(s)), start, end, inBits)
+		from, to = bitRange(n, start, end, inBits)
 	default:
 		c.W.Error(errSyntax)
 		return
 	}
-	c.W.Int(countBits(s, from, to))
+	count := int64(0)
+	if from <= to {
+		err := c.walkValue(key, &k, from>>3, to>>3+1, func(off int64, s []byte) bool {
+			count += countBits(s, max(from-off<<3, 0), min(to-off<<3, int64(len(s))<<3-1))
+			return true
+		})
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+	}
+	c.W.Int(count)
+}
+
+// valueWindow is how much of an out-of-line value walkValue reads at a
+// time.
+const valueWindow = 1 << 20
+
+// walkValue calls fn with the bytes [from, to) of the live string key (k:
+// its state, read under the key's lock if its value is out of line), in
+// order, until fn returns false: an out-of-line value a window at a time
+// (fn's s is then reused by the next call), so that a long value is never
+// loaded whole. off is the position of s[0] in the value.
+func (c *Ctx) walkValue(key []byte, k *keyState, from, to int64, fn func(off int64, s []byte) bool) error {
+	if !k.m.External() || k.m.Value != nil {
+		fn(from, k.m.Value[from:to])
+		return nil
+	}
+	buf := make([]byte, min(to-from, valueWindow))
+	for off := from; off < to; off += valueWindow {
+		s := buf[:min(to-off, valueWindow)]
+		if err := c.Env.Store.ReadValueAt(c.batch(), c.ns(), key, &k.m, s, off); err != nil {
+			return err
+		}
+		if !fn(off, s) {
+			break
+		}
+	}
+	return nil
 }
 
 // countBits counts the set bits of s in bits [from, to] (within s).
@@ -196,18 +249,45 @@ func countBits(s []byte, from, to int64) int64 {
 		return 0
 	}
 	first, last := from>>3, to>>3
-	var n int
-	for i := first; i <= last; i++ {
-		b := s[i]
-		if i == first {
-			b &= 0xff >> (from & 7)
-		}
-		if i == last {
-			b &= 0xff << (7 - to&7)
-		}
+	head := s[first] & (0xff >> (from & 7))
+	if first == last {
+		return int64(bits.OnesCount8(head & (0xff << (7 - to&7))))
+	}
+	n := bits.OnesCount8(head) + bits.OnesCount8(s[last]&(0xff<<(7-to&7)))
+	mid := s[first+1 : last]
+	for ; len(mid) >= 8; mid = mid[8:] {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(mid))
+	}
+	for _, b := range mid {
 		n += bits.OnesCount8(b)
 	}
 	return int64(n)
+}
+
+// findBit returns the first bit of s in bits [from, to] (within s) that
+// is bit (0 or 1), or -1: bytes and words holding none are skipped whole.
+func findBit(s []byte, from, to int64, bit int64) int64 {
+	skip := byte(0) // a byte holding no bit sought
+	if bit == 0 {
+		skip = 0xff
+	}
+	for i := from; i <= to; {
+		if i&7 == 0 && i+63 <= to && i>>3+8 <= int64(len(s)) {
+			if w := binary.LittleEndian.Uint64(s[i>>3:]); w == uint64(skip)*0x0101010101010101 {
+				i += 64
+				continue
+			}
+		}
+		if i&7 == 0 && i+7 <= to && s[i>>3] == skip {
+			i += 8
+			continue
+		}
+		if int64(bitAt(s, i)) == bit {
+			return i
+		}
+		i++
+	}
+	return -1
 }
 
 func cmdBitPos(c *Ctx) {
@@ -220,17 +300,19 @@ func cmdBitPos(c *Ctx) {
 		c.W.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	k, ok := c.lookupString(c.Args[1])
+	key := c.Args[1]
+	k, unlock, ok := c.readStringMetaForPart(key)
+	defer unlock()
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
 		// A missing key is an endless run of zeros.
 		c.W.Int(-bit)
 		return
 	}
-	s := k.m.Value
-	n := int64(len(s))
+	n := stringLen(&k.m)
 	from, to, endGiven := int64(0), n<<3-1, false
 	switch len(c.Args) {
 	case 3:
@@ -266,11 +348,20 @@ func cmdBitPos(c *Ctx) {
 		c.W.Int(-1)
 		return
 	}
-	for i := from; i <= to; i++ {
-		if int64(bitAt(s, i)) == bit {
-			c.W.Int(i)
-			return
+	found := int64(-1)
+	err := c.walkValue(key, &k, from>>3, to>>3+1, func(off int64, s []byte) bool {
+		if i := findBit(s, max(from-off<<3, 0), min(to-off<<3, int64(len(s))<<3-1), bit); i >= 0 {
+			found = off<<3 + i
 		}
+		return found < 0
+	})
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if found >= 0 {
+		c.W.Int(found)
+		return
 	}
 	// No clear bit in the range: without an explicit end the string is
 	// taken as followed by zeros.

@@ -660,15 +660,22 @@ func (c *Ctx) readStringBytes(key []byte, from, to int64) (k keyState, b []byte,
 		return k, v[min(from, int64(len(v))):min(to, int64(len(v)))], true
 	}
 	from, to = min(from, int64(k.m.Size)), min(to, int64(k.m.Size))
-	if from == to {
-		return k, nil, true
-	}
-	b, err := c.Env.Store.LoadValueRange(c.ns(), key, &k.m, from, to)
+	b, err := c.valueRange(key, &k, from, to)
 	if err != nil {
 		c.storageError(err)
 		return k, nil, false
 	}
 	return k, b, true
+}
+
+// valueRange returns bytes [from, to) of the live string key (k: its
+// state as read under its lock, which the caller holds; to at most its
+// length), reading only those of an out-of-line value.
+func (c *Ctx) valueRange(key []byte, k *keyState, from, to int64) ([]byte, error) {
+	if !k.m.External() || k.m.Value != nil || from == to {
+		return k.m.Value[min(from, int64(len(k.m.Value))):min(to, int64(len(k.m.Value)))], nil
+	}
+	return c.Env.Store.LoadValueRange(c.batch(), c.ns(), key, &k.m, from, to)
 }
 
 // loadValue reads the out-of-line value of a live string key read by
@@ -702,7 +709,50 @@ func (c *Ctx) readValue(key []byte, k *keyState) error {
 			return nil
 		}
 	}
-	return c.Env.Store.LoadValue(c.ns(), key, &k.m)
+	return c.Env.Store.LoadValue(c.batch(), c.ns(), key, &k.m)
+}
+
+// batch returns the shared batch of EXEC or of a pipelined group, whose
+// writes the command's reads of out-of-line values must see, or nil.
+func (c *Ctx) batch() *storage.Batch {
+	if c.txn == nil {
+		return nil
+	}
+	return c.txn.b
+}
+
+// stringLen returns the length of the string value m describes.
+func stringLen(m *storage.Metadata) int64 {
+	if m.External() {
+		return int64(m.Size)
+	}
+	return int64(len(m.Value))
+}
+
+// chunked reports whether a string value of n bytes is kept in chunks,
+// whose parts putRange writes alone.
+func (c *Ctx) chunked(n int64) bool { return n > int64(c.Env.Store.InlineValueMax()) }
+
+// putRange commits cmd's write of data at offset off of key's string
+// value with the events codes, and reports success, writing only the
+// chunks the bytes fall in (for a value chunked() after the write). k is
+// the key's state as read under its lock, its value not loaded; m is its
+// new metadata, whose value and length the write sets. Bytes between the
+// old end and off are zeros.
+func (c *Ctx) putRange(cmd storage.Command, key []byte, k *keyState, m storage.Metadata, off int64, data []byte, codes ...notify.Code) bool {
+	b := c.newBatch(storage.TypeString, cmd)
+	size, err := c.Env.Store.WriteRange(b, c.ns(), key, k.old(), k.live, off, data)
+	if err != nil {
+		if c.txn == nil {
+			b.Discard()
+		}
+		c.storageError(err)
+		return false
+	}
+	m.Type, m.Value, m.Size = storage.TypeString, nil, size
+	m.Flags |= storage.FlagExternalValue | storage.FlagChunkedValue
+	c.put(b, key, k, m, codes...)
+	return c.commit(b)
 }
 
 // commit commits b and reports success, writing an error reply on

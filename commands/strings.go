@@ -368,6 +368,9 @@ func cmdGetEx(c *Ctx) {
 		}
 	case o.unit != "" || (o.persist && k.m.ExpireAt != 0):
 		m := k.m
+		if m.External() {
+			m.Value = nil // the value stays as it is
+		}
 		m.ExpireAt = expire
 		code := notify.CodeExpire
 		if o.persist {
@@ -389,8 +392,18 @@ func (c *Ctx) maxBulk() int64 { return c.Env.Config.Bytes("proto-max-bulk-len") 
 // string's when the key is missing. It replies and returns ok=false when
 // the key cannot be read.
 func (c *Ctx) lockedString(key []byte) (k keyState, m storage.Metadata, unlock func(), ok bool) {
+	if k, m, unlock, ok = c.lockedStringMeta(key); ok {
+		ok = c.loadValue(key, &k)
+		m.Value = k.m.Value
+	}
+	return k, m, unlock, ok
+}
+
+// lockedStringMeta is lockedString without loading an out-of-line value
+// (for a write of part of it, putRange).
+func (c *Ctx) lockedStringMeta(key []byte) (k keyState, m storage.Metadata, unlock func(), ok bool) {
 	unlock = c.lock(key)
-	if k, ok = c.readString(key); !ok {
+	if k, ok = c.readStringMeta(key); !ok {
 		return k, m, unlock, false
 	}
 	m = storage.Metadata{Type: storage.TypeString}
@@ -400,25 +413,57 @@ func (c *Ctx) lockedString(key []byte) (k keyState, m storage.Metadata, unlock f
 	return k, m, unlock, true
 }
 
+// editString commits cmd's write of data at offset off of the string key
+// (k, m: from lockedStringMeta), which grows to n bytes, with the events
+// codes: by putRange when the result is kept in chunks, else by rewriting
+// the loaded value. A live value is changed in place (raw encoding).
+func (c *Ctx) editString(cmd storage.Command, key []byte, k *keyState, m storage.Metadata, off int64, data []byte, n int64, codes ...notify.Code) bool {
+	if k.live {
+		m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
+	}
+	if c.chunked(n) {
+		return c.putRange(cmd, key, k, m, off, data, codes...)
+	}
+	if !c.loadValue(key, k) {
+		return false
+	}
+	var old []byte
+	if k.live {
+		old = k.m.Value
+	}
+	m.Value = grownCopy(old, n)
+	copy(m.Value[off:], data)
+	return c.putKey(cmd, key, k, m, codes...)
+}
+
 func cmdAppend(c *Ctx) {
 	key := c.Args[1]
-	k, m, unlock, ok := c.lockedString(key)
+	k, m, unlock, ok := c.lockedStringMeta(key)
 	defer unlock()
 	if !ok {
 		return
 	}
-	if k.live {
-		if int64(len(k.m.Value))+int64(len(c.Args[2])) > c.maxBulk() {
-			c.W.Error(errTooBig)
-			return
-		}
-		m.Value = append(append(make([]byte, 0, len(k.m.Value)+len(c.Args[2])), k.m.Value...), c.Args[2]...)
-		m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding) // changed in place
-	} else {
+	if !k.live {
+		// The new value is the argument itself (as Redis keeps it).
 		m.Value = c.Args[2]
+		if c.chunked(int64(len(m.Value))) {
+			m.Value = nil
+			ok = c.putRange(storage.CmdAppend, key, &k, m, 0, c.Args[2], notify.CodeAppend)
+		} else {
+			ok = c.putKey(storage.CmdAppend, key, &k, m, notify.CodeAppend)
+		}
+		if ok {
+			c.W.Int(int64(len(c.Args[2])))
+		}
+		return
 	}
-	if c.putKey(storage.CmdAppend, key, &k, m, notify.CodeAppend) {
-		c.W.Int(int64(len(m.Value)))
+	n := stringLen(&k.m)
+	if n+int64(len(c.Args[2])) > c.maxBulk() {
+		c.W.Error(errTooBig)
+		return
+	}
+	if c.editString(storage.CmdAppend, key, &k, m, n, c.Args[2], n+int64(len(c.Args[2])), notify.CodeAppend) {
+		c.W.Int(n + int64(len(c.Args[2])))
 	}
 }
 
@@ -451,29 +496,26 @@ func cmdSetRange(c *Ctx) {
 	}
 	val := c.Args[3]
 	key := c.Args[1]
-	k, m, unlock, ok := c.lockedString(key)
+	k, m, unlock, ok := c.lockedStringMeta(key)
 	defer unlock()
 	if !ok {
 		return
 	}
+	n := int64(0)
+	if k.live {
+		n = stringLen(&k.m)
+	}
 	if len(val) == 0 {
-		if k.live {
-			c.W.Int(int64(len(k.m.Value)))
-		} else {
-			c.W.Int(0)
-		}
+		c.W.Int(n)
 		return
 	}
 	if offset > c.maxBulk()-int64(len(val)) { // offset+len, without overflow
 		c.W.Error(errTooBig)
 		return
 	}
-	buf := grownCopy(m.Value, offset+int64(len(val)))
-	copy(buf[offset:], val)
-	n := int64(len(buf))
-	m.Value = buf
-	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
-	if c.putKey(storage.CmdSetRange, key, &k, m, notify.CodeSetRange) {
+	n = max(n, offset+int64(len(val)))
+	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding) // a new key's too
+	if c.editString(storage.CmdSetRange, key, &k, m, offset, val, n, notify.CodeSetRange) {
 		c.W.Int(n)
 	}
 }
@@ -526,7 +568,7 @@ func cmdGetRange(c *Ctx) {
 		return
 	}
 	if partial {
-		v, err := c.Env.Store.LoadValueRange(c.ns(), key, &k.m, start, end+1)
+		v, err := c.Env.Store.LoadValueRange(c.batch(), c.ns(), key, &k.m, start, end+1)
 		if err != nil {
 			c.storageError(err)
 			return

@@ -120,7 +120,7 @@ func cmdExec(c *Ctx) {
 	}
 
 	execArgs, execSpec := c.Args, c.Spec
-	c.txn = &txnBatch{b: c.Env.Store.NewMultiBatch(), allLocked: allLocked, exec: true}
+	c.txn = &txnBatch{b: c.Env.Store.NewTxnBatch(), allLocked: allLocked, exec: true}
 	c.txn.b.Origin = cl.ID
 	mark := c.W.Len()
 	c.W.Array(len(m.queued))
@@ -477,7 +477,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	}
 	unlock := e.Store.Locks.Lock(cl.Namespace, keys...)
 	defer unlock()
-	t := &txnBatch{b: e.Store.NewMultiBatch()}
+	t := &txnBatch{b: e.Store.NewTxnBatch()}
 	t.b.Origin = cl.ID
 	cl.group = t
 	defer func() { cl.group = nil }()

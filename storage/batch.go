@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -35,6 +36,11 @@ type Batch struct {
 	solo bool
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
+	// chunks holds the chunk records a transaction's batch wrote (nil
+	// value: deleted), for its later commands' reads, when trackChunks is
+	// set (NewTxnBatch).
+	chunks      map[string][]byte
+	trackChunks bool
 
 	// quiet is set while the context records are added under is quiet
 	// (LogFlagQuiet).
@@ -111,10 +117,7 @@ func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
 func (e *Engine) NewMultiBatch() *Batch {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	b := &Batch{b: e.db.NewBatch(), inlineMax: e.opts.InlineValueMax}
-	if b.inlineMax <= 0 {
-		b.inlineMax = DefaultInlineValueMax
-	}
+	b := &Batch{b: e.db.NewBatch(), inlineMax: e.InlineValueMax()}
 	b.rows = b.rows0[:0]
 	return b
 }
@@ -149,25 +152,31 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 // or not), so the key count, the expiry index and value records stay
 // exact.
 //
-// A string value longer than the batch's inline maximum is written to a
-// value record of its own, and the metadata records its length. A string
-// m that is External with a nil Value (its metadata as read, the value
-// not loaded) rewrites the metadata alone: old must then be the same
-// key's external metadata, whose value record stays. PutMeta returns the
+// A string value longer than the batch's inline maximum is written in
+// chunk records, and the metadata records its length. A string m that is
+// External with a nil Value (its metadata as read, the value not loaded)
+// writes the metadata alone: the key's value records stay as they are
+// (old's, or those Engine.WriteRange just wrote). PutMeta returns the
 // metadata as written (its Value as given).
 func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metadata {
 	switch {
-	case m.Type != TypeString, m.External() && m.Value == nil:
-	case len(m.Value) > b.inlineMax:
-		m.Flags |= FlagExternalValue
+	case m.External() && m.Value == nil:
+	case m.Type == TypeString && len(m.Value) > b.inlineMax:
+		m.Flags |= FlagExternalValue | FlagChunkedValue
 		m.Size = uint64(len(m.Value))
-		_ = b.b.Set(valueKey(ns, key), m.Value, nil)
+		n := chunkCount(m.Size)
+		if old != nil && old.Chunked() {
+			b.dropValue(ns, key, old, n)
+		} else {
+			b.dropValue(ns, key, old, 0)
+		}
+		b.putChunks(ns, key, m.Value)
 	default:
-		m.Flags &^= FlagExternalValue
-		m.Size = 0
-	}
-	if old != nil && old.External() && !m.External() {
-		_ = b.b.Delete(valueKey(ns, key), nil)
+		if m.Type == TypeString {
+			m.Flags &^= FlagExternalValue | FlagChunkedValue
+			m.Size = 0
+		}
+		b.dropValue(ns, key, old, 0)
 	}
 	var d KeyCount
 	if old == nil {
@@ -199,9 +208,7 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 // DeleteKey removes key from ns. old is its current metadata as read under
 // its lock; the key must exist.
 func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
-	if old.External() {
-		_ = b.b.Delete(valueKey(ns, key), nil)
-	}
+	b.dropValue(ns, key, &old, 0)
 	d := KeyCount{Keys: -1}
 	if old.ExpireAt != 0 {
 		d.Expires = -1
@@ -233,8 +240,16 @@ func (b *Batch) deleteExpireEntry(ns string, ms int64, key []byte) {
 
 // FlushNamespace removes every key of ns.
 func (b *Batch) FlushNamespace(ns string) {
-	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), valuePrefix(ns), expirePrefix(ns)} {
+	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), valuePrefix(ns), chunkPrefix(ns), expirePrefix(ns)} {
 		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
+	}
+	if b.chunks != nil {
+		p := string(chunkPrefix(ns))
+		for k := range b.chunks {
+			if strings.HasPrefix(k, p) {
+				delete(b.chunks, k)
+			}
+		}
 	}
 	b.flush = append(b.flush, ns)
 	// Earlier records of the batch for ns are gone: their count changes

@@ -19,8 +19,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// FormatVersion is the on-disk data format this build reads and writes.
-const FormatVersion uint64 = 1
+// FormatVersion is the on-disk data format this build writes. Format 2
+// keeps long string values in chunks; this build reads format 1's single
+// value records too, and opening a format-1 database moves it to 2 (it
+// may then hold chunks, which a format-1 build cannot read).
+const FormatVersion uint64 = 2
 
 // Sentinel errors callers test for.
 var (
@@ -374,8 +377,13 @@ func (e *Engine) load() error {
 		b.b.Close()
 	case err != nil:
 		return fmt.Errorf("storage: read format version: %w", err)
+	case len(v) == 8 && binary.BigEndian.Uint64(v) == 1:
+		if err := e.db.Set(keyFormatVersion, binary.BigEndian.AppendUint64(nil, FormatVersion), pebble.Sync); err != nil {
+			return fmt.Errorf("storage: write format version: %w", err)
+		}
+		e.log.Info("data format 1 moved to 2: long string values are written in chunks from now on")
 	case len(v) != 8 || binary.BigEndian.Uint64(v) != FormatVersion:
-		return fmt.Errorf("%w: data dir has format %x, this build supports %d", ErrFormat, v, FormatVersion)
+		return fmt.Errorf("%w: data dir has format %x, this build supports 1 and %d", ErrFormat, v, FormatVersion)
 	}
 	var offset uint64
 	if v, err := e.getLocked(keyReplOffset); err == nil && len(v) == 8 {
@@ -651,12 +659,14 @@ func (e *Engine) GetMeta(ns string, key []byte) (m Metadata, found bool, err err
 // keep on the stack (longer keys are built on the heap).
 const metaKeyStack = 96
 
-// LoadValue reads the value record of m, key's external string metadata
-// as read under the key's lock (which the caller still holds), into
-// m.Value. A missing record, or one whose length is not m.Size, is an
-// error: the database is inconsistent.
-func (e *Engine) LoadValue(ns string, key []byte, m *Metadata) error {
-	v, err := e.LoadValueRange(ns, key, m, 0, int64(m.Size))
+// LoadValue reads the value of m, key's external string metadata as read
+// under the key's lock (which the caller still holds), into m.Value. b is
+// the batch of the caller's transaction (nil: none), whose writes it
+// reads. Value records that do not fit m (a chunk past its length, a
+// format-1 record of another length or missing) are an error: the
+// database is inconsistent.
+func (e *Engine) LoadValue(b *Batch, ns string, key []byte, m *Metadata) error {
+	v, err := e.LoadValueRange(b, ns, key, m, 0, int64(m.Size))
 	if err == nil {
 		m.Value = v
 	}
@@ -665,21 +675,44 @@ func (e *Engine) LoadValue(ns string, key []byte, m *Metadata) error {
 
 // LoadValueRange is LoadValue for the bytes from to to (exclusive) of the
 // value alone, which it returns (0 <= from <= to <= m.Size).
-func (e *Engine) LoadValueRange(ns string, key []byte, m *Metadata, from, to int64) ([]byte, error) {
+func (e *Engine) LoadValueRange(b *Batch, ns string, key []byte, m *Metadata, from, to int64) ([]byte, error) {
+	if from < 0 || from > to || to > int64(m.Size) {
+		return nil, fmt.Errorf("storage: key %q: range %d..%d of a value of %d bytes", key, from, to, m.Size)
+	}
+	out := make([]byte, to-from)
+	return out, e.ReadValueAt(b, ns, key, m, out, from)
+}
+
+// ReadValueAt is LoadValueRange into dst, which the bytes from from to
+// from+len(dst) (at most m.Size) fill, so that a caller walking a long
+// value reuses one buffer. dst need not be zeroed.
+func (e *Engine) ReadValueAt(b *Batch, ns string, key []byte, m *Metadata, dst []byte, from int64) error {
+	to := from + int64(len(dst))
+	if from < 0 || to > int64(m.Size) {
+		return fmt.Errorf("storage: key %q: range %d..%d of a value of %d bytes", key, from, to, m.Size)
+	}
+	if from == to {
+		return nil
+	}
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
+	if m.Chunked() {
+		clear(dst)
+		return e.readChunks(b, ns, key, m, from, to, dst)
+	}
 	v, closer, err := e.db.Get(valueKey(ns, key))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		return nil, fmt.Errorf("storage: key %q: value record missing", key)
+		return fmt.Errorf("storage: key %q: value record missing", key)
 	case err != nil:
-		return nil, fmt.Errorf("storage: key %q: read value: %w", key, err)
+		return fmt.Errorf("storage: key %q: read value: %w", key, err)
 	}
 	defer closer.Close()
-	if uint64(len(v)) != m.Size || from < 0 || from > to || to > int64(len(v)) {
-		return nil, fmt.Errorf("storage: key %q: value record of %d bytes, metadata says %d (range %d..%d)", key, len(v), m.Size, from, to)
+	if uint64(len(v)) != m.Size {
+		return fmt.Errorf("storage: key %q: value record of %d bytes, metadata says %d", key, len(v), m.Size)
 	}
-	return append([]byte(nil), v[from:to]...), nil
+	copy(dst, v[from:to])
+	return nil
 }
 
 // ReadMeta is GetMeta for a caller that does not hold the key's lock (a

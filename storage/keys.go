@@ -15,9 +15,13 @@ const (
 	// prefixSubkey is reserved for the members of hashes, lists, sets and
 	// sorted sets: prefixSubkey | ns | user key | version | member.
 	prefixSubkey byte = 's'
-	// prefixValue holds the values of strings longer than
-	// Options.InlineValueMax: prefixValue | ns | user key.
+	// prefixValue held the values of strings longer than
+	// Options.InlineValueMax in format 1 (prefixValue | ns | user key);
+	// they are read, and replaced by chunks when written.
 	prefixValue byte = 'w'
+	// prefixChunk holds the values of strings longer than
+	// Options.InlineValueMax in chunks (chunkKey).
+	prefixChunk byte = 'c'
 	// prefixExpire is the expiry index: prefixExpire | ns | expire-at (8 bytes,
 	// big endian, milliseconds) | user key, with an empty value.
 	prefixExpire byte = 'x'

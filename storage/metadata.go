@@ -65,9 +65,14 @@ type Metadata struct {
 	Value []byte
 }
 
-// FlagExternalValue marks a string whose value is in a value record of
-// its own (valueKey) rather than inline; Size is its length.
+// FlagExternalValue marks a string whose value is out of line rather
+// than inline; Size is its length. With FlagChunkedValue it is in chunk
+// records (chunkKey), without it (format 1) in one value record
+// (valueKey).
 const FlagExternalValue byte = 1
+
+// FlagChunkedValue marks an external string value kept in chunks.
+const FlagChunkedValue byte = 16
 
 // FlagRawEncoding, FlagPlainEncoding and FlagUnsharedInt record how Redis
 // would hold a string value in memory, which depends on the command that
@@ -90,6 +95,11 @@ const (
 // External reports whether m is a string whose value is out of line.
 func (m *Metadata) External() bool {
 	return m.Type == TypeString && m.Flags&FlagExternalValue != 0
+}
+
+// Chunked reports whether m is a string whose value is in chunk records.
+func (m *Metadata) Chunked() bool {
+	return m.External() && m.Flags&FlagChunkedValue != 0
 }
 
 // Expired reports whether the key is logically gone at nowMs.

@@ -233,7 +233,7 @@ func TestApplyReplicatedKeepsTheBytes(t *testing.T) {
 			return fmt.Sprintf("<%v %v>", found, err)
 		}
 		if m.External() {
-			if err := r.LoadValue("", []byte(key), &m); err != nil {
+			if err := r.LoadValue(nil, "", []byte(key), &m); err != nil {
 				return fmt.Sprintf("<%v>", err)
 			}
 		}

@@ -1,0 +1,273 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// chunkSize is the span of one chunk record of an out-of-line string
+// value: chunk i holds bytes [i*chunkSize, (i+1)*chunkSize). A write
+// inside a large value (APPEND, SETRANGE, SETBIT) rewrites only the
+// chunks it falls in, and a read of a range (GETRANGE, GETBIT) reads only
+// those, so their cost follows what they touch, not the value's length,
+// as in Redis.
+const chunkSize = 16 << 10
+
+// A chunk record may be shorter than its span, or missing: the bytes it
+// does not hold, up to the value's length, are zeros (so SETRANGE far
+// beyond a value's end writes one chunk, not the gap). A chunk never
+// holds bytes at or beyond the value's length; Batch.PutMeta,
+// Batch.DeleteKey and Engine.WriteRange delete the chunks a write leaves
+// beyond it.
+
+// chunkKey appends to dst the key of chunk idx of string k's value in ns:
+// prefixChunk | ns | len(k) (4 bytes, big endian) | k | idx (4 bytes,
+// big endian), so one key's chunks are contiguous and in order, and no
+// key's chunks fall among another's.
+func chunkKey(dst []byte, ns string, k []byte, idx uint32) []byte {
+	dst = append(dst, prefixChunk)
+	dst = appendNS(dst, ns)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(k)))
+	dst = append(dst, k...)
+	return binary.BigEndian.AppendUint32(dst, idx)
+}
+
+// chunkPrefix returns the prefix shared by every chunk record of ns.
+func chunkPrefix(ns string) []byte {
+	return appendNS([]byte{prefixChunk}, ns)
+}
+
+// chunkCount returns how many chunk spans a value of size bytes covers.
+func chunkCount(size uint64) uint32 {
+	return uint32((size + chunkSize - 1) / chunkSize)
+}
+
+// errChunkCorrupt is wrapped by the errors of chunk records that do not
+// fit their value's metadata: the database is inconsistent.
+var errChunkCorrupt = errors.New("chunk does not fit its value")
+
+// InlineValueMax returns the longest string value kept inline
+// (Options.InlineValueMax); a longer one is kept in chunks.
+func (e *Engine) InlineValueMax() int {
+	if e.opts.InlineValueMax <= 0 {
+		return DefaultInlineValueMax
+	}
+	return e.opts.InlineValueMax
+}
+
+// NewTxnBatch is NewMultiBatch for a batch whose commands read what the
+// earlier ones wrote (EXEC, a pipelined group): it remembers the chunk
+// records it writes, which Engine.LoadValueRange reads when given the
+// batch (the metadata the caller keeps itself).
+func (e *Engine) NewTxnBatch() *Batch {
+	b := e.NewMultiBatch()
+	b.trackChunks = true
+	return b
+}
+
+// putChunk writes chunk idx of key's value; v == nil deletes it. A
+// tracking batch keeps its own copy of v.
+func (b *Batch) putChunk(ns string, key []byte, idx uint32, v []byte) {
+	ck := chunkKey(make([]byte, 0, 11+len(ns)+len(key)), ns, key, idx)
+	if v == nil {
+		_ = b.b.Delete(ck, nil)
+	} else {
+		_ = b.b.Set(ck, v, nil)
+	}
+	if b.trackChunks {
+		if b.chunks == nil {
+			b.chunks = map[string][]byte{}
+		}
+		if v != nil {
+			v = append(make([]byte, 0, len(v)), v...)
+		}
+		b.chunks[string(ck)] = v
+	}
+}
+
+// putChunks writes v as the chunks of key's value from chunk 0 on.
+func (b *Batch) putChunks(ns string, key []byte, v []byte) {
+	for i := uint32(0); i < chunkCount(uint64(len(v))); i++ {
+		b.putChunk(ns, key, i, v[int(i)*chunkSize:min(len(v), int(i+1)*chunkSize)])
+	}
+}
+
+// deleteChunks deletes chunks [from, to) of key's value.
+func (b *Batch) deleteChunks(ns string, key []byte, from, to uint32) {
+	for i := from; i < to; i++ {
+		b.putChunk(ns, key, i, nil)
+	}
+}
+
+// dropValue deletes the out-of-line value old describes, except its
+// chunks below keep (those the caller rewrites).
+func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
+	switch {
+	case old == nil || !old.External():
+	case old.Chunked():
+		b.deleteChunks(ns, key, keep, chunkCount(old.Size))
+	default:
+		_ = b.b.Delete(valueKey(ns, key), nil)
+	}
+}
+
+// chunkIndex returns the chunk number at the end of chunk record key k.
+func chunkIndex(k []byte) uint32 { return binary.BigEndian.Uint32(k[len(k)-4:]) }
+
+// readChunks copies the bytes [from, to) of key's chunked value m into
+// out (len(out) == to-from, zeroed by the caller), reading what batch b
+// (nil: none) wrote before the database. The caller holds dbMu.
+func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, to int64, out []byte) error {
+	first, last := uint32(from/chunkSize), uint32((to-1)/chunkSize)
+	// put copies the part of chunk idx's record v that [from, to) covers.
+	put := func(idx uint32, v []byte) error {
+		start := int64(idx) * chunkSize
+		if len(v) > chunkSize || uint64(start)+uint64(len(v)) > m.Size {
+			return fmt.Errorf("storage: key %q: chunk %d of %d bytes, value of %d: %w", key, idx, len(v), m.Size, errChunkCorrupt)
+		}
+		if end := start + int64(len(v)); end > from && start < to {
+			lo := max(from, start)
+			copy(out[lo-from:], v[lo-start:min(to, end)-start])
+		}
+		return nil
+	}
+	var buf [96]byte
+	inBatch := func(idx uint32) ([]byte, bool) {
+		if b == nil || len(b.chunks) == 0 {
+			return nil, false
+		}
+		v, ok := b.chunks[string(chunkKey(buf[:0], ns, key, idx))]
+		return v, ok
+	}
+	if b == nil || !b.flushes(ns) {
+		lower, upper := chunkKey(nil, ns, key, first), chunkKey(nil, ns, key, last+1)
+		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return fmt.Errorf("storage: key %q: read value: %w", key, err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			idx := chunkIndex(it.Key())
+			if _, ok := inBatch(idx); ok {
+				continue
+			}
+			if err := put(idx, it.Value()); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("storage: key %q: read value: %w", key, err)
+		}
+	}
+	if b == nil || len(b.chunks) == 0 {
+		return nil
+	}
+	for idx := first; idx <= last; idx++ {
+		if v, ok := inBatch(idx); ok {
+			if err := put(idx, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flushes reports whether the batch removes every key of ns.
+func (b *Batch) flushes(ns string) bool {
+	for _, f := range b.flush {
+		if f == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteRange writes data at offset off of key's string value into b,
+// as chunk records, and returns the value's new length: what it was, or
+// off+len(data) when that is longer; bytes between the old end and off
+// are zeros. old is the key's record as read under its lock (nil: none),
+// as PutMeta takes it, and live reports whether the key exists for
+// clients (otherwise the write starts from an empty string). The caller
+// then writes the key's metadata with PutMeta: m with FlagExternalValue
+// and FlagChunkedValue, the returned Size and a nil Value.
+//
+// Only the chunks the new bytes fall in are written (read first when the
+// new bytes cover them in part), and, when the value was not chunked
+// before, the chunks of its old bytes. WriteRange reads everything it
+// needs before it adds a record to b, so on an error b is unchanged.
+func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live bool, off int64, data []byte) (uint64, error) {
+	var base []byte // the old value, when it is not in chunks
+	size := uint64(0)
+	if live {
+		switch {
+		case !old.External():
+			base = old.Value
+			size = uint64(len(base))
+		case old.Chunked():
+			size = old.Size
+		default: // a value record of an earlier format
+			v, err := e.LoadValueRange(b, ns, key, old, 0, int64(old.Size))
+			if err != nil {
+				return 0, err
+			}
+			base, size = v, old.Size
+		}
+	}
+	size0 := uint64(0) // the length of the chunks there are
+	if live && old.Chunked() {
+		size0 = size
+	}
+	end := uint64(off) + uint64(len(data))
+	size = max(size, end)
+	// The chunks to write: those of base (chunk i at index i), then
+	// those past it that data falls in.
+	type chunk struct {
+		idx uint32
+		v   []byte
+	}
+	chunks := make([]chunk, chunkCount(uint64(len(base))))
+	for i := range chunks {
+		v := base[i*chunkSize : min(len(base), (i+1)*chunkSize)]
+		chunks[i] = chunk{uint32(i), append(make([]byte, 0, chunkSize), v...)}
+	}
+	nbase := uint32(len(chunks))
+	if len(data) > 0 {
+		e.dbMu.RLock()
+		defer e.dbMu.RUnlock()
+		for i := uint32(off / chunkSize); i <= uint32((end-1)/chunkSize); i++ {
+			start := int64(i) * chunkSize
+			lo, hi := max(off, start)-start, min(int64(end), start+chunkSize)-start
+			var v []byte
+			if i < nbase {
+				v = chunks[i].v
+			} else if n := min(chunkSize, int64(size0)-start); n > 0 && (lo > 0 || hi < n) {
+				// The chunk keeps old bytes the write does not cover.
+				v = make([]byte, n, chunkSize)
+				if err := e.readChunks(b, ns, key, old, start, start+n, v); err != nil {
+					return 0, err
+				}
+			}
+			if int64(len(v)) < hi {
+				v = append(v, make([]byte, hi-int64(len(v)))...)
+			}
+			copy(v[lo:hi], data[start+lo-off:start+hi-off])
+			if i < nbase {
+				chunks[i].v = v
+			} else {
+				chunks = append(chunks, chunk{i, v})
+			}
+		}
+	}
+	// A value that is not live (expired) or not chunked leaves its old
+	// records, which must not show through the new value's gaps.
+	if !live || !old.Chunked() {
+		b.dropValue(ns, key, old, 0)
+	}
+	for _, c := range chunks {
+		b.putChunk(ns, key, c.idx, c.v)
+	}
+	return size, nil
+}
