@@ -524,19 +524,38 @@ func bitfield(c *Ctx, readOnly bool) {
 		c.W.Error("ERR BITFIELD_RO only supports the GET subcommand")
 		return
 	}
+	// Of an out-of-line value only the bytes the fields span are read
+	// (and written): [lo, hi), and ops then count from lo.
 	key := c.Args[1]
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, op := range ops {
+		lo, hi = min(lo, op.offset>>3), max(hi, (op.offset+op.width-1)>>3+1)
+	}
+	for i := range ops {
+		ops[i].offset -= lo << 3
+	}
 	if highest < 0 {
-		k, ok := c.lookupString(key)
+		k, unlock, ok := c.readStringMetaForPart(key)
+		defer unlock()
 		if !ok {
 			return
 		}
+		c.lookedUp(key, k.live)
+		var s []byte
+		if n := stringLen(&k.m); k.live && lo < n {
+			var err error
+			if s, err = c.valueRange(key, &k, lo, min(hi, n)); err != nil {
+				c.storageError(err)
+				return
+			}
+		}
 		c.W.Array(len(ops))
 		for _, op := range ops {
-			c.W.Int(op.get(k.m.Value))
+			c.W.Int(op.get(s))
 		}
 		return
 	}
-	k, m, unlock, ok := c.lockedString(key)
+	k, m, unlock, ok := c.lockedStringMeta(key)
 	defer unlock()
 	if !ok {
 		return
@@ -545,8 +564,20 @@ func bitfield(c *Ctx, readOnly bool) {
 	// a missing key is created) even when OVERFLOW FAIL refuses every
 	// write; "setbit" is published only when a write changes a field or
 	// the string grew.
-	grown := !k.live || int64(len(m.Value)) <= highest>>3
-	buf := grownCopy(m.Value, highest>>3+1)
+	n := int64(0)
+	if k.live {
+		n = stringLen(&k.m)
+	}
+	grown := n <= highest>>3
+	var cur []byte
+	if lo < n {
+		var err error
+		if cur, err = c.valueRange(key, &k, lo, min(hi, n)); err != nil {
+			c.storageError(err)
+			return
+		}
+	}
+	buf := grownCopy(cur, hi-lo)
 	changed := false
 	replies := make([]*int64, len(ops))
 	for i, op := range ops {
@@ -571,11 +602,10 @@ func bitfield(c *Ctx, readOnly bool) {
 	if changed {
 		codes = append(codes, notify.CodeSetBit)
 	}
-	m.Value = buf
 	m.Flags = withEncoding(m.Flags, storage.FlagRawEncoding)
-	switch {
+	switch end := max(n, highest>>3+1); {
 	case grown || changed:
-		if !c.putKey(storage.CmdBitField, key, &k, m, codes...) {
+		if !c.editString(storage.CmdBitField, key, &k, m, lo, buf[:min(hi, end)-lo], end, codes...) {
 			return
 		}
 	case !c.makeRaw(storage.CmdBitField, key, &k):

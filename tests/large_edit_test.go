@@ -81,7 +81,7 @@ var leModes = []struct {
 // lengths around the inline maximum and the chunk multiples too), APPEND,
 // SETRANGE (inside, at and just past the end, at chunk boundaries, far
 // past the end, empty), GETRANGE, STRLEN, GET, SETBIT, GETBIT, BITCOUNT,
-// BITPOS, GETDEL, GETSET, DEL, EXISTS, RENAME, COPY and INCR. A fixed
+// BITPOS, BITFIELD, GETDEL, GETSET, DEL, EXISTS, RENAME, COPY and INCR. A fixed
 // prelude of boundary cases comes first. It does so in three subtests,
 // each against fresh servers and with a stream of its own: one command at
 // a time, in pipelines, in MULTI/EXEC blocks; each ends comparing every
@@ -120,6 +120,18 @@ func TestLargeValueEditsMatchRedis(t *testing.T) {
 				}
 				r.group(cmds, mode.multi)
 				groups++
+				// The model does not run BITFIELD: it takes Redis's value.
+				for _, args := range cmds {
+					if strings.EqualFold(args[0], "BITFIELD") {
+						var wire bytes.Buffer
+						leWire(&wire, []string{"GET", args[1]})
+						if v := diffParse(leRoundTrip(r.redis, wire.Bytes(), 1)[0]); v.null {
+							delete(g.model, args[1])
+						} else {
+							g.model[args[1]] = []byte(v.str)
+						}
+					}
+				}
 			}
 			r.compareKeyspace(g.model)
 			t.Logf("seed %d: %d commands (%d fixed) in %d groups, %.1f MB of arguments, longest value %d bytes, error replies %v, in %v",
@@ -386,6 +398,36 @@ func (g *leGen) unit() (string, int) {
 	}
 }
 
+// bitfield returns a BITFIELD (or BITFIELD_RO) of one to three fields at
+// offsets around the value's end, its chunk boundaries and the inline
+// maximum.
+func (g *leGen) bitfield(k string, l int) []string {
+	args := []string{"BITFIELD", k}
+	ro := g.chance(0.2)
+	if ro {
+		args[0] = "BITFIELD_RO"
+	}
+	for range 1 + g.rng.IntN(3) {
+		typ := g.pick([]string{"u1", "u8", "i8", "u16", "i32", "u63", "i64"})
+		op := "GET"
+		if !ro {
+			op = g.pick([]string{"GET", "SET", "INCRBY"})
+		}
+		off := g.bitOffset(l, op != "GET")
+		if g.chance(0.1) {
+			off = "#" + strconv.Itoa(g.rng.IntN(8*l/64+2))
+		}
+		args = append(args, op, typ, off)
+		if op != "GET" {
+			args = append(args, strconv.FormatInt(g.rng.Int64N(1<<40)-1<<39, 10))
+		}
+		if g.chance(0.2) {
+			args = append(args, "OVERFLOW", g.pick([]string{"WRAP", "SAT", "FAIL"}))
+		}
+	}
+	return args
+}
+
 // next returns a random command, its arguments chosen from the model.
 func (g *leGen) next() []string {
 	k := g.key()
@@ -499,6 +541,8 @@ func (g *leGen) next() []string {
 		return []string{"INCR", k}
 	case w < 96:
 		return []string{"SET", k, g.value(g.size()), "GET"}
+	case w < 98:
+		return g.bitfield(k, l)
 	default:
 		return []string{"SET", k, it(g.rng.IntN(2001) - 1000)}
 	}
