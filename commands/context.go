@@ -741,7 +741,7 @@ func (c *Ctx) chunked(n int64) bool { return n > int64(c.Env.Store.InlineValueMa
 // old end and off are zeros.
 func (c *Ctx) putRange(cmd storage.Command, key []byte, k *keyState, m storage.Metadata, off int64, data []byte, codes ...notify.Code) bool {
 	b := c.newBatch(storage.TypeString, cmd)
-	size, err := c.Env.Store.WriteRange(b, c.ns(), key, k.old(), k.live, off, data)
+	m, err := c.Env.Store.WriteRange(b, c.ns(), key, k.old(), k.live, off, data, m)
 	if err != nil {
 		if c.txn == nil {
 			b.Discard()
@@ -749,8 +749,6 @@ func (c *Ctx) putRange(cmd storage.Command, key []byte, k *keyState, m storage.M
 		c.storageError(err)
 		return false
 	}
-	m.Type, m.Value, m.Size = storage.TypeString, nil, size
-	m.Flags |= storage.FlagExternalValue | storage.FlagChunkedValue
 	c.put(b, key, k, m, codes...)
 	return c.commit(b)
 }

@@ -76,8 +76,23 @@ func (c *Ctx) announce(b *storage.Batch, key []byte, codes ...notify.Code) {
 // del adds the deletion of key (k: its state as read under its lock) to b
 // with the events it publishes.
 func (c *Ctx) del(b *storage.Batch, key []byte, k *keyState, codes ...notify.Code) {
+	c.remove(b, key, k, false, codes)
+}
+
+// moveFrom is del for RENAME's source, whose chunked value the
+// destination takes over: the value's records stay.
+func (c *Ctx) moveFrom(b *storage.Batch, key []byte, k *keyState, codes ...notify.Code) {
+	c.remove(b, key, k, true, codes)
+}
+
+// remove is del, which keeps the key's value records with keepValue.
+func (c *Ctx) remove(b *storage.Batch, key []byte, k *keyState, keepValue bool, codes []notify.Code) {
 	c.stage(b, key, codes)
-	b.DeleteKey(c.ns(), key, k.m)
+	if keepValue {
+		b.ForgetKey(c.ns(), key, k.m)
+	} else {
+		b.DeleteKey(c.ns(), key, k.m)
+	}
 	if c.txn != nil {
 		c.txn.del(c.ns(), key)
 	}

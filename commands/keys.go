@@ -268,7 +268,10 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.W.Int(0)
 		return
 	}
-	if !c.loadValue(src, &s) {
+	// A chunked value stays where it is: the destination's metadata names
+	// it. Any other is read and written again under the new name.
+	move := s.m.Chunked() && s.m.Value == nil
+	if !move && !c.loadValue(src, &s) {
 		return
 	}
 	cmd := storage.CmdRename
@@ -281,7 +284,11 @@ func renameGeneric(c *Ctx, nx bool) {
 	// rename_to.
 	held, _ := c.txn.get(c.ns(), src)
 	c.announce(b, dst, notify.CodeNew)
-	c.del(b, src, &s, notify.CodeRenameFrom)
+	if move {
+		c.moveFrom(b, src, &s, notify.CodeRenameFrom)
+	} else {
+		c.del(b, src, &s, notify.CodeRenameFrom)
+	}
 	d.live = true // announced
 	c.put(b, dst, &d, s.m, notify.CodeRenameTo)
 	if held.held {

@@ -155,26 +155,31 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 // A string value longer than the batch's inline maximum is written in
 // chunk records, and the metadata records its length. A string m that is
 // External with a nil Value (its metadata as read, the value not loaded)
-// writes the metadata alone: the key's value records stay as they are
-// (old's, or those Engine.WriteRange just wrote). PutMeta returns the
-// metadata as written (its Value as given).
+// writes the metadata alone: the value records it names stay (old's, the
+// source's of a RENAME, or those Engine.WriteRange just wrote), and old's
+// go if they are others. PutMeta returns the metadata as written (its
+// Value as given).
 func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metadata {
 	switch {
 	case m.External() && m.Value == nil:
+		if old != nil && old.External() && (old.Chunked() != m.Chunked() || old.Version != m.Version) {
+			b.dropValue(ns, key, old, 0)
+		}
 	case m.Type == TypeString && len(m.Value) > b.inlineMax:
 		m.Flags |= FlagExternalValue | FlagChunkedValue
 		m.Size = uint64(len(m.Value))
-		n := chunkCount(m.Size)
 		if old != nil && old.Chunked() {
-			b.dropValue(ns, key, old, n)
+			m.Version = old.Version // its chunks are rewritten, those past m's dropped
+			b.dropValue(ns, key, old, chunkCount(m.Size))
 		} else {
+			m.Version = newValueID()
 			b.dropValue(ns, key, old, 0)
 		}
-		b.putChunks(ns, key, m.Value)
+		b.putChunks(ns, m.Version, m.Value)
 	default:
 		if m.Type == TypeString {
 			m.Flags &^= FlagExternalValue | FlagChunkedValue
-			m.Size = 0
+			m.Size, m.Version = 0, 0
 		}
 		b.dropValue(ns, key, old, 0)
 	}
@@ -209,6 +214,12 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 // its lock; the key must exist.
 func (b *Batch) DeleteKey(ns string, key []byte, old Metadata) {
 	b.dropValue(ns, key, &old, 0)
+	b.ForgetKey(ns, key, old)
+}
+
+// ForgetKey is DeleteKey for a key whose chunked value another key takes
+// over (RENAME): the value's records stay.
+func (b *Batch) ForgetKey(ns string, key []byte, old Metadata) {
 	d := KeyCount{Keys: -1}
 	if old.ExpireAt != 0 {
 		d.Expires = -1

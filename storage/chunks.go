@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -23,16 +25,28 @@ const chunkSize = 16 << 10
 // Batch.DeleteKey and Engine.WriteRange delete the chunks a write leaves
 // beyond it.
 
-// chunkKey appends to dst the key of chunk idx of string k's value in ns:
-// prefixChunk | ns | len(k) (4 bytes, big endian) | k | idx (4 bytes,
-// big endian), so one key's chunks are contiguous and in order, and no
-// key's chunks fall among another's.
-func chunkKey(dst []byte, ns string, k []byte, idx uint32) []byte {
+// chunkKey appends to dst the key of chunk idx of the value whose ID is
+// id in ns: prefixChunk | ns | id (8 bytes) | idx (4 bytes), both big
+// endian, so one value's chunks are contiguous and in order. The chunks
+// belong to the value, not to its key's name: RENAME moves the metadata
+// record alone.
+func chunkKey(dst []byte, ns string, id uint64, idx uint32) []byte {
 	dst = append(dst, prefixChunk)
 	dst = appendNS(dst, ns)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(k)))
-	dst = append(dst, k...)
+	dst = binary.BigEndian.AppendUint64(dst, id)
 	return binary.BigEndian.AppendUint32(dst, idx)
+}
+
+// newValueID returns the ID of a new chunked value (Metadata.Version): a
+// random nonzero 64-bit number, so that the primary needs no counter and
+// a value's ID is unique among the namespace's values in all but
+// astronomically unlikely cases.
+func newValueID() uint64 {
+	for {
+		if id := rand.Uint64(); id != 0 {
+			return id
+		}
+	}
 }
 
 // chunkPrefix returns the prefix shared by every chunk record of ns.
@@ -68,10 +82,10 @@ func (e *Engine) NewTxnBatch() *Batch {
 	return b
 }
 
-// putChunk writes chunk idx of key's value; v == nil deletes it. A
+// putChunk writes chunk idx of value id; v == nil deletes it. A
 // tracking batch keeps its own copy of v.
-func (b *Batch) putChunk(ns string, key []byte, idx uint32, v []byte) {
-	ck := chunkKey(make([]byte, 0, 11+len(ns)+len(key)), ns, key, idx)
+func (b *Batch) putChunk(ns string, id uint64, idx uint32, v []byte) {
+	ck := chunkKey(make([]byte, 0, 14+len(ns)), ns, id, idx)
 	if v == nil {
 		_ = b.b.Delete(ck, nil)
 	} else {
@@ -88,27 +102,31 @@ func (b *Batch) putChunk(ns string, key []byte, idx uint32, v []byte) {
 	}
 }
 
-// putChunks writes v as the chunks of key's value from chunk 0 on.
-func (b *Batch) putChunks(ns string, key []byte, v []byte) {
+// putChunks writes v as the chunks of value id from chunk 0 on. A chunk
+// of zeros is deleted rather than written (a sparse value stays sparse
+// through GET and SET, COPY or RESTORE).
+func (b *Batch) putChunks(ns string, id uint64, v []byte) {
 	for i := uint32(0); i < chunkCount(uint64(len(v))); i++ {
-		b.putChunk(ns, key, i, v[int(i)*chunkSize:min(len(v), int(i+1)*chunkSize)])
+		c := v[int(i)*chunkSize : min(len(v), int(i+1)*chunkSize)]
+		if bytes.Equal(c, zeroChunk[:len(c)]) {
+			c = nil
+		}
+		b.putChunk(ns, id, i, c)
 	}
 }
 
-// deleteChunks deletes chunks [from, to) of key's value.
-func (b *Batch) deleteChunks(ns string, key []byte, from, to uint32) {
-	for i := from; i < to; i++ {
-		b.putChunk(ns, key, i, nil)
-	}
-}
+// zeroChunk is a chunk of zeros, to compare chunks with.
+var zeroChunk [chunkSize]byte
 
-// dropValue deletes the out-of-line value old describes, except its
-// chunks below keep (those the caller rewrites).
+// dropValue deletes the out-of-line value old describes (key's), except
+// its chunks below keep (those the caller rewrites).
 func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
 	switch {
 	case old == nil || !old.External():
 	case old.Chunked():
-		b.deleteChunks(ns, key, keep, chunkCount(old.Size))
+		for i := keep; i < chunkCount(old.Size); i++ {
+			b.putChunk(ns, old.Version, i, nil)
+		}
 	default:
 		_ = b.b.Delete(valueKey(ns, key), nil)
 	}
@@ -139,11 +157,11 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 		if b == nil || len(b.chunks) == 0 {
 			return nil, false
 		}
-		v, ok := b.chunks[string(chunkKey(buf[:0], ns, key, idx))]
+		v, ok := b.chunks[string(chunkKey(buf[:0], ns, m.Version, idx))]
 		return v, ok
 	}
 	if b == nil || !b.flushes(ns) {
-		lower, upper := chunkKey(nil, ns, key, first), chunkKey(nil, ns, key, last+1)
+		lower, upper := chunkKey(nil, ns, m.Version, first), chunkKey(nil, ns, m.Version, last+1)
 		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 		if err != nil {
 			return fmt.Errorf("storage: key %q: read value: %w", key, err)
@@ -186,19 +204,19 @@ func (b *Batch) flushes(ns string) bool {
 }
 
 // WriteRange writes data at offset off of key's string value into b,
-// as chunk records, and returns the value's new length: what it was, or
-// off+len(data) when that is longer; bytes between the old end and off
-// are zeros. old is the key's record as read under its lock (nil: none),
-// as PutMeta takes it, and live reports whether the key exists for
-// clients (otherwise the write starts from an empty string). The caller
-// then writes the key's metadata with PutMeta: m with FlagExternalValue
-// and FlagChunkedValue, the returned Size and a nil Value.
+// as chunk records, and returns m, the key's new metadata, made a chunked
+// string's: its length is what it was, or off+len(data) when that is
+// longer (bytes between the old end and off are zeros), and its Value is
+// nil. The caller writes it with PutMeta. old is the key's record as read
+// under its lock (nil: none), as PutMeta takes it, and live reports
+// whether the key exists for clients (otherwise the write starts from an
+// empty string).
 //
 // Only the chunks the new bytes fall in are written (read first when the
 // new bytes cover them in part), and, when the value was not chunked
 // before, the chunks of its old bytes. WriteRange reads everything it
 // needs before it adds a record to b, so on an error b is unchanged.
-func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live bool, off int64, data []byte) (uint64, error) {
+func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live bool, off int64, data []byte, m Metadata) (Metadata, error) {
 	var base []byte // the old value, when it is not in chunks
 	size := uint64(0)
 	if live {
@@ -211,14 +229,15 @@ func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live
 		default: // a value record of an earlier format
 			v, err := e.LoadValueRange(b, ns, key, old, 0, int64(old.Size))
 			if err != nil {
-				return 0, err
+				return m, err
 			}
 			base, size = v, old.Size
 		}
 	}
 	size0 := uint64(0) // the length of the chunks there are
+	id := newValueID()
 	if live && old.Chunked() {
-		size0 = size
+		size0, id = size, old.Version
 	}
 	end := uint64(off) + uint64(len(data))
 	size = max(size, end)
@@ -247,7 +266,7 @@ func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live
 				// The chunk keeps old bytes the write does not cover.
 				v = make([]byte, n, chunkSize)
 				if err := e.readChunks(b, ns, key, old, start, start+n, v); err != nil {
-					return 0, err
+					return m, err
 				}
 			}
 			if int64(len(v)) < hi {
@@ -267,7 +286,9 @@ func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live
 		b.dropValue(ns, key, old, 0)
 	}
 	for _, c := range chunks {
-		b.putChunk(ns, key, c.idx, c.v)
+		b.putChunk(ns, id, c.idx, c.v)
 	}
-	return size, nil
+	m.Type, m.Value, m.Size, m.Version = TypeString, nil, size, id
+	m.Flags |= FlagExternalValue | FlagChunkedValue
+	return m, nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestChunkedValuesMatchModel drives random whole writes, range writes,
-// expiries, deletions and flushes of long string values through batches
+// expiries, renames, deletions and flushes of long string values through batches
 // of one to five operations (a later operation of a batch reads what the
 // earlier ones wrote, as EXEC does), and checks after every operation and
 // every commit that each key reads as a plain byte slice model says, in
@@ -73,7 +73,7 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 				oldp = old
 			}
 			_, live := next[key]
-			switch r := rng.IntN(10); {
+			switch r := rng.IntN(11); {
 			case r < 3:
 				v := randBytes(length())
 				log = append(log, fmt.Sprintf("set %s %d", key, len(v)))
@@ -90,11 +90,10 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 				}
 				data := randBytes(rng.IntN(3 * chunkSize))
 				log = append(log, fmt.Sprintf("write %s at %d, %d bytes (live %v)", key, off, len(data), live))
-				size, err := e.WriteRange(b, "", []byte(key), oldp, live, off, data)
+				m, err := e.WriteRange(b, "", []byte(key), oldp, live, off, data, Metadata{Type: TypeString})
 				if err != nil {
 					t.Fatalf("%v: %v", log, err)
 				}
-				m := Metadata{Type: TypeString, Flags: FlagExternalValue | FlagChunkedValue, Size: size}
 				m = b.PutMeta("", []byte(key), oldp, m)
 				state[key] = &m
 				v := append([]byte(nil), next[key]...)
@@ -114,6 +113,30 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 				log = append(log, "del "+key)
 				b.DeleteKey("", []byte(key), *old)
 				state[key] = nil
+				delete(next, key)
+			case r == 10 && found && live:
+				dst := keys[rng.IntN(len(keys))]
+				if dst == key {
+					break
+				}
+				log = append(log, "rename "+key+" "+dst)
+				dold, dfound := read(dst)
+				if !dfound {
+					dold = nil
+				}
+				m := *old
+				if m.Chunked() { // the value stays; dst's metadata names it
+					b.ForgetKey("", []byte(key), *old)
+				} else {
+					b.DeleteKey("", []byte(key), *old)
+					m.Value = next[key]
+				}
+				m = b.PutMeta("", []byte(dst), dold, m)
+				if m.Chunked() {
+					m.Value = nil
+				}
+				state[key], state[dst] = nil, &m
+				next[dst] = next[key]
 				delete(next, key)
 			case r == 9 && rng.IntN(4) == 0:
 				log = append(log, "flush")
@@ -139,6 +162,7 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		model = next
+		chunks := chunkRecords(t, e, "")
 		for _, k := range keys {
 			m, found, err := e.GetMeta("", []byte(k))
 			if err != nil {
@@ -151,11 +175,18 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 				}
 				checkValue(t, e, nil, k, &m, v, rng, log)
 			}
-			for idx, n := range chunkRecords(t, e, "", []byte(k)) {
-				if !found || !m.Chunked() || n > chunkSize || uint64(idx)*chunkSize+uint64(n) > m.Size {
-					t.Fatalf("%v: %s: chunk %d of %d bytes left (record %v, metadata %+v)", log, k, idx, n, found, m)
+			if !found || !m.Chunked() {
+				continue
+			}
+			for idx, n := range chunks[m.Version] {
+				if n > chunkSize || uint64(idx)*chunkSize+uint64(n) > m.Size {
+					t.Fatalf("%v: %s: chunk %d of %d bytes past its value (metadata %+v)", log, k, idx, n, m)
 				}
 			}
+			delete(chunks, m.Version)
+		}
+		if len(chunks) > 0 {
+			t.Fatalf("%v: chunks of no key's value left: %v", log, chunks)
 		}
 		if len(log) > 40 {
 			log = log[len(log)-40:]
@@ -236,11 +267,11 @@ func TestFormat1Values(t *testing.T) {
 		t.Fatalf("range of a format-1 value: %q, %v", r, err)
 	}
 	commitKey(t, e, "", "a", func(b *Batch, old *Metadata) {
-		size, err := e.WriteRange(b, "", []byte("a"), old, true, 20, []byte("XY"))
+		m, err := e.WriteRange(b, "", []byte("a"), old, true, 20, []byte("XY"), *old)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.PutMeta("", []byte("a"), old, Metadata{Type: TypeString, Flags: FlagExternalValue | FlagChunkedValue, Size: size})
+		b.PutMeta("", []byte("a"), old, m)
 	})
 	got, _, err := e.GetMeta("", []byte("a"))
 	if err == nil {

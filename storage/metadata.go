@@ -56,8 +56,10 @@ type Metadata struct {
 	Flags byte
 	// ExpireAt is the absolute expiry in Unix milliseconds, 0 for none.
 	ExpireAt int64
-	// Version is used by the collection types only. Size is their
-	// element count, and the length of an external string value.
+	// Version is the collection types' version, and the ID of a chunked
+	// string value (which its chunk records carry). Size is the
+	// collections' element count, and the length of an external string
+	// value.
 	Version uint64
 	Size    uint64
 	// Value is the string value for TypeString. For an external value,
@@ -112,7 +114,11 @@ func (m *Metadata) encode(dst []byte) []byte {
 	dst = append(dst, byte(m.Type), m.Flags)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(m.ExpireAt))
 	if m.External() {
-		return binary.BigEndian.AppendUint64(dst, m.Size)
+		dst = binary.BigEndian.AppendUint64(dst, m.Size)
+		if m.Chunked() {
+			dst = binary.BigEndian.AppendUint64(dst, m.Version)
+		}
+		return dst
 	}
 	if m.Type == TypeString {
 		return append(dst, m.Value...)
@@ -123,6 +129,9 @@ func (m *Metadata) encode(dst []byte) []byte {
 
 // encodedLen returns the length of m's encoding.
 func (m *Metadata) encodedLen() int {
+	if m.Chunked() {
+		return metaHeaderLen + 16
+	}
 	if m.External() {
 		return metaHeaderLen + 8
 	}
@@ -140,10 +149,17 @@ func decodeMetadata(v []byte) (Metadata, error) {
 	m := Metadata{Type: Type(v[0]), Flags: v[1], ExpireAt: int64(binary.BigEndian.Uint64(v[2:10]))}
 	rest := v[metaHeaderLen:]
 	if m.External() {
-		if len(rest) != 8 {
+		want := 8
+		if m.Chunked() {
+			want = 16
+		}
+		if len(rest) != want {
 			return Metadata{}, fmt.Errorf("storage: external string metadata of %d bytes", len(v))
 		}
 		m.Size = binary.BigEndian.Uint64(rest)
+		if m.Chunked() {
+			m.Version = binary.BigEndian.Uint64(rest[8:])
+		}
 		return m, nil
 	}
 	if m.Type == TypeString {
