@@ -16,7 +16,7 @@ import (
 // chunks it falls in, and a read of a range (GETRANGE, GETBIT) reads only
 // those, so their cost follows what they touch, not the value's length,
 // as in Redis.
-const chunkSize = 16 << 10
+const chunkSize = 4 << 10
 
 // A chunk record may be shorter than its span, or missing: the bytes it
 // does not hold, up to the value's length, are zeros (so SETRANGE far

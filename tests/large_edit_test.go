@@ -19,7 +19,7 @@ import (
 // The large-value edit tests pin down the replies of the commands that
 // edit or read part of a string longer than the inline maximum (64 KiB):
 // APPEND, SETRANGE, SETBIT, GETRANGE, GETBIT, BITCOUNT, BITPOS, across the
-// 16 KiB chunk boundaries of a chunked layout, across the inline
+// 4 KiB chunk boundaries of the chunked layout, across the inline
 // threshold, with sparse writes far past a value's end, in pipelines,
 // transactions, on a replica and after a restart. Re-run a failure with
 // the seed and length from its message:
@@ -27,7 +27,7 @@ import (
 //	CAIRN_LARGE_SEED=S CAIRN_LARGE_N=N CAIRN_BIN=$PWD/bin/cairn go test -count=1 -run 'TestLargeValueEditsMatchRedis/MODE$' ./tests/
 
 const (
-	leChunk     = 16 << 10  // the chunk size of the chunked layout
+	leChunk     = 4 << 10   // the chunk size of the chunked layout (storage.chunkSize)
 	leInlineMax = 64 << 10  // storage.DefaultInlineValueMax
 	leMaxLen    = 4 << 20   // the longest value the random stream builds
 	leMaxSet    = 1 << 20   // the longest value it SETs whole
