@@ -160,7 +160,25 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 		v, ok := b.chunks[string(chunkKey(buf[:0], ns, m.Version, idx))]
 		return v, ok
 	}
-	if b == nil || !b.flushes(ns) {
+	switch {
+	case b != nil && b.flushes(ns):
+	case first == last: // one chunk (a point edit's): a Get, which bloom filters serve
+		if _, ok := inBatch(first); ok {
+			break
+		}
+		v, closer, err := e.db.Get(chunkKey(buf[:0], ns, m.Version, first))
+		if errors.Is(err, pebble.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("storage: key %q: read value: %w", key, err)
+		}
+		err = put(first, v)
+		closer.Close()
+		if err != nil {
+			return err
+		}
+	default:
 		lower, upper := chunkKey(nil, ns, m.Version, first), chunkKey(nil, ns, m.Version, last+1)
 		it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 		if err != nil {
