@@ -188,8 +188,8 @@ var options = []Option{
 	},
 	{
 		Name: "string-value-inline-max", Kind: KindMemory, Default: "65536", Min: 1, Max: 512 << 20,
-		Doc: "Longest string value kept inside its key's metadata record; a longer one gets a record of its own, " +
-			"so that TTL reads and changes (EXPIRE, TTL, EXISTS) never read or rewrite it.",
+		Doc: "Longest string value kept inside its key's metadata record; a longer one is kept in 4 KB chunks, " +
+			"so that TTL reads and changes never touch it and APPEND, SETRANGE, SETBIT, GETRANGE or GETBIT touch only the chunks they need.",
 	},
 	{
 		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,
