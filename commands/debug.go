@@ -68,9 +68,21 @@ const errDebugDisabled = "ERR DEBUG command not allowed. Cairn enables it only f
 // write waits before it publishes and releases its keys) and DEBUG
 // WAL-FAULT 1 and DEBUG TABLE-FAULT 1 (the next write or sync of the WAL,
 // or the next write of an sstable, fails as on a failing or full disk,
-// which is fatal: the server exits with status 1).
+// which is fatal: the server exits with status 1). DEBUG CHECK-VALUES
+// replies with the number of chunk records of long strings, or an error
+// naming one that belongs to no value or lies past its end
+// (storage.Engine.CheckValues).
 func cmdDebug(c *Ctx) {
 	f := c.Env.Faults // enabled: Dispatch refuses DEBUG otherwise
+	if len(c.Args) == 2 && lower(c.Args[1]) == "check-values" {
+		n, err := c.Env.Store.CheckValues()
+		if err != nil {
+			c.errorf("ERR %v", err)
+			return
+		}
+		c.W.Int(int64(n))
+		return
+	}
 	if len(c.Args) != 3 {
 		c.W.Error(errSyntax)
 		return

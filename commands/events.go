@@ -51,8 +51,9 @@ func (c *Ctx) batchFor(l storage.LogData) *storage.Batch {
 // publishes for key: "new" first when the key did not exist, then codes.
 // k is the key's state as read under its lock. A transaction's later
 // commands read the metadata as written (an out-of-line value's flag
-// included, which a later write of the key needs as its old state).
-func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) {
+// included, which a later write of the key needs as its old state), and
+// so does the caller, from put's result.
+func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata, codes ...notify.Code) storage.Metadata {
 	var buf [4]notify.Code
 	all := buf[:0]
 	if !k.live {
@@ -63,6 +64,7 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	if c.txn != nil {
 		c.txn.put(c.ns(), key, m, c.valueHeld(key, k))
 	}
+	return m
 }
 
 // announce adds key's events codes to b without writing the key (a

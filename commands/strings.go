@@ -288,8 +288,7 @@ func msetGeneric(c *Ctx, nx bool) {
 		if prev, ok := written[string(key)]; ok {
 			k = prev
 		}
-		m := storage.Metadata{Type: storage.TypeString, Value: c.Args[2+2*i]}
-		c.put(b, key, &k, m, notify.CodeSet)
+		m := c.put(b, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2+2*i]}, notify.CodeSet)
 		if i < len(keys)-1 {
 			if written == nil {
 				written = map[string]keyState{}

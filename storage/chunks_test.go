@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -188,6 +189,9 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 		if len(chunks) > 0 {
 			t.Fatalf("%v: chunks of no key's value left: %v", log, chunks)
 		}
+		if _, err := e.CheckValues(); err != nil {
+			t.Fatalf("%v: CheckValues: %v", log, err)
+		}
 		if len(log) > 40 {
 			log = log[len(log)-40:]
 		}
@@ -284,6 +288,39 @@ func TestFormat1Values(t *testing.T) {
 	for _, k := range []string{"a", "b"} {
 		if _, err := e.getLocked(valueKey("", []byte(k))); err == nil {
 			t.Errorf("the format-1 value record of %s outlived its write", k)
+		}
+	}
+}
+
+// TestCheckValues: CheckValues counts the chunk records of the values
+// keys name, and reports a chunk that belongs to no value, or lies past
+// its value's end, with ErrValueCheck.
+func TestCheckValues(t *testing.T) {
+	e, err := Open(Options{Dir: t.TempDir(), InlineValueMax: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var m Metadata
+	commitKey(t, e, "ns", "k", func(b *Batch, old *Metadata) {
+		m = b.PutMeta("ns", []byte("k"), old, Metadata{Type: TypeString, Value: bytes.Repeat([]byte("v"), chunkSize+10)})
+	})
+	if n, err := e.CheckValues(); n != 2 || err != nil {
+		t.Fatalf("CheckValues = %d, %v; want 2 chunks", n, err)
+	}
+	for _, stray := range [][]byte{
+		chunkKey(nil, "ns", m.Version+1, 0), // no value
+		chunkKey(nil, "", m.Version, 0),     // no value in this namespace
+		chunkKey(nil, "ns", m.Version, 2),   // past the end
+	} {
+		if err := e.db.Set(stray, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CheckValues(); !errors.Is(err, ErrValueCheck) {
+			t.Errorf("with the stray chunk %q: %v", stray, err)
+		}
+		if err := e.db.Delete(stray, nil); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

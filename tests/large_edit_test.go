@@ -41,6 +41,19 @@ const (
 	leHistory = 8
 )
 
+// leDebug starts a Cairn with DEBUG CHECK-VALUES, which the tests call to
+// prove that no chunk record outlives its value.
+var leDebug = []string{"CAIRN_DEBUG_FAULTS=1"}
+
+// leCheckValues fails t unless DEBUG CHECK-VALUES finds every chunk
+// record of the node in a value and within it.
+func leCheckValues(t *testing.T, where string, c *redis.Client) {
+	t.Helper()
+	if n, err := c.Do(ctx(t), "DEBUG", "CHECK-VALUES").Int64(); err != nil {
+		t.Fatalf("%s: DEBUG CHECK-VALUES: %d, %v", where, n, err)
+	}
+}
+
 // leKeys is the random stream's key space.
 var leKeys = []string{"le:a", "le:b", "le:c", "le:d", "le:e", "le:f"}
 
@@ -92,7 +105,7 @@ func TestLargeValueEditsMatchRedis(t *testing.T) {
 	for i, mode := range leModes {
 		t.Run(mode.name, func(t *testing.T) {
 			start := time.Now()
-			cairnNode, redisNode := StartCairn(t), StartRedis(t)
+			cairnNode, redisNode := StartCairnEnv(t, leDebug), StartRedis(t)
 			r := &leRunner{t: t, mode: mode.name, seed: seed, n: n, cairn: cairnNode.Raw(), redis: redisNode.Raw(), cairnNode: cairnNode}
 			g := newLeGen(seed, uint64(i))
 			queue := g.prelude()
@@ -909,6 +922,9 @@ func (r *leRunner) compareKeyspace(model leModel) {
 	if cr != rr || rr != fmt.Sprintf(":%d\r\n", len(model)) {
 		r.fail(r.index, []string{"DBSIZE"}, cr, rr, fmt.Sprintf("the final comparison; the model has %d keys", len(model)))
 	}
+	if reply := r.cairn.Do("DEBUG", "CHECK-VALUES"); !strings.HasPrefix(reply, ":") {
+		r.t.Fatalf("after the stream, DEBUG CHECK-VALUES: %q", reply)
+	}
 }
 
 // ---- a replica and a restart ----
@@ -1045,6 +1061,7 @@ func leSpots(n int) [][2]int {
 func (e *leEdits) check(where string, c *redis.Client) {
 	e.t.Helper()
 	cx := ctx(e.t)
+	leCheckValues(e.t, where, c)
 	if n, err := c.DBSize(cx).Result(); err != nil || n != int64(len(e.model)) {
 		e.t.Fatalf("%s: DBSIZE = %d, %v; want %d", where, n, err, len(e.model))
 	}
@@ -1103,13 +1120,16 @@ func (e *leEdits) check(where string, c *redis.Client) {
 // by SETRANGE and SETBIT far past the end and filled in part, edits
 // across chunk boundaries and inside chunks, keys created sparse, a key
 // at the inline maximum exactly, one shrunk back to a small value by SET,
-// one deleted, one with a TTL edited, one copied. It checks GET, STRLEN,
+// one deleted, one with a TTL edited, one copied, one written twice by
+// one MSET, one replaced by RENAME. It checks GET, STRLEN,
 // GETRANGE at every chunk boundary, DBSIZE and the TTLs against the
 // test's own model on the primary, on the replica once caught up, on the
-// primary after a restart, and on both after more edits after it.
+// primary after a restart, and on both after more edits after it; and
+// each time, with DEBUG CHECK-VALUES, that no chunk record outlived its
+// value.
 func TestLargeValueEditsOnReplicaAndRestart(t *testing.T) {
-	p := StartCairn(t)
-	r := startReplica(t, p)
+	p := StartCairnEnv(t, leDebug)
+	r := StartCairnEnv(t, leDebug, "--slaveof", "127.0.0.1 "+strconv.Itoa(p.Port))
 	pc, rc := p.Client(), r.Client()
 	cx := ctx(t)
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -1183,6 +1203,18 @@ func TestLargeValueEditsOnReplicaAndRestart(t *testing.T) {
 	e.setRange("edge", leInlineMax, []byte("?"))
 
 	e.set("small", []byte("v"))
+
+	// dup: one MSET names the key twice, both values long (the second
+	// write replaces the first's chunks).
+	v1, v2 := e.bytes(150_000), e.bytes(90_000)
+	must(t, pc.MSet(cx, "dup", v1, "dup", v2).Err())
+	e.model["dup"] = v2
+	// moved: RENAME of a chunked value onto a key holding another.
+	e.set("moved", e.bytes(120_000))
+	must(t, pc.Rename(cx, "copy", "moved").Err())
+	e.model["moved"] = e.model["copy"]
+	delete(e.model, "copy")
+	e.gone = append(e.gone, "copy")
 
 	e.check("primary", pc)
 	waitCaughtUp(t, pc, rc)
