@@ -119,7 +119,7 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 	var cairn *Node
 	var admin, other *RawConn
 	if st.namespace {
-		cairn = StartCairn(t, append([]string{"--requirepass", "admin"}, st.args...)...)
+		cairn = StartCairnEnv(t, leDebug, append([]string{"--requirepass", "admin"}, st.args...)...)
 		admin = cairn.Raw()
 		for _, c := range [][]string{{"auth", "admin"}, {"namespace", "add", "diff", "difftoken"}, {"namespace", "add", "other", "othertoken"}} {
 			if got := admin.Do(c...); got != "+OK\r\n" {
@@ -138,7 +138,7 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 			}
 		}
 	} else {
-		cairn = StartCairn(t, st.args...)
+		cairn = StartCairnEnv(t, leDebug, st.args...)
 	}
 	redis := StartRedis(t)
 	r := &diffRunner{t: t, stream: st, seed: seed, n: n, cairn: cairn.Raw(), redis: redis.Raw(), cairnNode: cairn}
@@ -188,6 +188,10 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 		}
 	}
 	r.compareKeyspace()
+	// No write of the stream left a long value's chunk behind.
+	if got := resetter.Do("debug", "check-values"); !strings.HasPrefix(got, ":") {
+		t.Errorf("DEBUG CHECK-VALUES after the stream: %q", got)
+	}
 	if st.namespace {
 		for _, c := range []*RawConn{admin, other} {
 			if got := c.Do("dbsize"); got != fmt.Sprintf(":%d\r\n", len(diffKeys)) {
