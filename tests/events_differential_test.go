@@ -146,8 +146,8 @@ func TestReplicaEventsMatchPrimary(t *testing.T) {
 	seed, n := evSettings(t)
 	flags := []string{"--notify-keyspace-events", evFlags}
 	// Most values out of line: the replica applies their value records.
-	primary := StartCairn(t, append(flags, diffSmallInline...)...)
-	replica := startReplica(t, primary, flags...)
+	primary := StartCairnEnv(t, leDebug, append(flags, diffSmallInline...)...)
+	replica := StartCairnEnv(t, leDebug, append([]string{"--slaveof", "127.0.0.1 " + strconv.Itoa(primary.Port)}, flags...)...)
 	pc, rc := primary.Client(), replica.Client()
 	// Subscribe once the initial full sync is over: it disconnects the
 	// replica's keyspace subscribers.
@@ -167,6 +167,12 @@ func TestReplicaEventsMatchPrimary(t *testing.T) {
 	}
 	if got, want := rr.Do("DBSIZE"), pr.Do("DBSIZE"); got != want {
 		t.Errorf("after the stream, DBSIZE: replica %q, primary %q", got, want)
+	}
+	// Neither holds a chunk record that no value owns.
+	for _, c := range []*RawConn{rr, pr} {
+		if got := c.Do("DEBUG", "CHECK-VALUES"); !strings.HasPrefix(got, ":") {
+			t.Errorf("after the stream, DEBUG CHECK-VALUES: %q", got)
+		}
 	}
 }
 
