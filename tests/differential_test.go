@@ -46,21 +46,7 @@ const (
 )
 
 func diffSettings(t *testing.T) (seed int64, n int) {
-	seed, n = diffDefaultSeed, diffDefaultN
-	if v := os.Getenv("CAIRN_DIFF_SEED"); v != "" {
-		s, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CAIRN_DIFF_SEED: %v", err)
-		}
-		seed = s
-	}
-	if v := os.Getenv("CAIRN_DIFF_N"); v != "" {
-		s, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("CAIRN_DIFF_N: %v", err)
-		}
-		n = s
-	}
+	seed, n = envInt(t, "CAIRN_DIFF_SEED", diffDefaultSeed), int(envInt(t, "CAIRN_DIFF_N", diffDefaultN))
 	if *diffSeedFlag != 0 {
 		seed = *diffSeedFlag
 	}

@@ -85,22 +85,7 @@ const (
 var evKeys = []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11"}
 
 func evSettings(t *testing.T) (seed int64, n int) {
-	seed, n = evDefaultSeed, evDefaultN
-	if v := os.Getenv("CAIRN_EVENTS_SEED"); v != "" {
-		s, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CAIRN_EVENTS_SEED: %v", err)
-		}
-		seed = s
-	}
-	if v := os.Getenv("CAIRN_EVENTS_N"); v != "" {
-		s, err := strconv.Atoi(v)
-		if err != nil || s < 0 {
-			t.Fatalf("CAIRN_EVENTS_N: %q is not a count", v)
-		}
-		n = s
-	}
-	return seed, n
+	return envInt(t, "CAIRN_EVENTS_SEED", evDefaultSeed), int(envInt(t, "CAIRN_EVENTS_N", evDefaultN))
 }
 
 // TestDifferentialEvents compares the keyspace events of Cairn and Redis

@@ -40,6 +40,22 @@ func cairnBin(t testing.TB) string {
 	return p
 }
 
+// envInt returns the number in the environment variable name (a seed or a
+// length a test lets a run override), or def when it is unset; anything
+// but a non-negative integer fails t.
+func envInt(t testing.TB, name string, def int64) int64 {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		t.Fatalf("%s: %q is not a non-negative integer", name, v)
+	}
+	return n
+}
+
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,22 +57,7 @@ func leCheckValues(t *testing.T, where string, c *redis.Client) {
 var leKeys = []string{"le:a", "le:b", "le:c", "le:d", "le:e", "le:f"}
 
 func leSettings(t *testing.T) (seed int64, n int) {
-	seed, n = leDefaultSeed, leDefaultN
-	if v := os.Getenv("CAIRN_LARGE_SEED"); v != "" {
-		s, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CAIRN_LARGE_SEED: %v", err)
-		}
-		seed = s
-	}
-	if v := os.Getenv("CAIRN_LARGE_N"); v != "" {
-		s, err := strconv.Atoi(v)
-		if err != nil || s < 0 {
-			t.Fatalf("CAIRN_LARGE_N: %q is not a count", v)
-		}
-		n = s
-	}
-	return seed, n
+	return envInt(t, "CAIRN_LARGE_SEED", leDefaultSeed), int(envInt(t, "CAIRN_LARGE_N", leDefaultN))
 }
 
 // leModes are the ways the stream is sent: one command at a time, in
