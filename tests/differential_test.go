@@ -373,10 +373,7 @@ func (r *diffRunner) run(args []string) {
 	defer func() {
 		if !finished && !r.failed {
 			// A connection failed (RawConn stops the test): say where.
-			log := r.cairnNode.Log.String()
-			if len(log) > 4000 {
-				log = log[len(log)-4000:]
-			}
+			log := r.cairnNode.Log.Tail(4000)
 			r.t.Logf("stopped at seed %d, %s command #%d: %s\nprevious: %s\ncairn log tail:\n%s",
 				r.seed, r.phase, r.index, diffShow(args), r.histString(), log)
 		}

@@ -85,6 +85,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// Tail returns the last n bytes of the log, for a failure message.
+func (b *syncBuffer) Tail(n int) string {
+	s := b.String()
+	return s[max(len(s)-n, 0):]
+}
+
 // Node is one server process under test.
 type Node struct {
 	t    testing.TB

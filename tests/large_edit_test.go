@@ -714,10 +714,7 @@ func (r *leRunner) group(cmds [][]string, multi bool) {
 	defer func() {
 		if !finished && !r.failed {
 			// A connection failed (RawConn stops the test): say where.
-			log := r.cairnNode.Log.String()
-			if len(log) > 4000 {
-				log = log[len(log)-4000:]
-			}
+			log := r.cairnNode.Log.Tail(4000)
 			var b strings.Builder
 			for j, args := range cmds {
 				fmt.Fprintf(&b, "\n    #%d %s", r.index+j, diffShow(args))
