@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -161,7 +162,7 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 		return v, ok
 	}
 	switch {
-	case b != nil && b.flushes(ns):
+	case b != nil && slices.Contains(b.flush, ns): // the batch removes every key of ns
 	case first == last: // one chunk (a point edit's): a Get, which bloom filters serve
 		if _, ok := inBatch(first); ok {
 			break
@@ -211,24 +212,15 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 	return nil
 }
 
-// flushes reports whether the batch removes every key of ns.
-func (b *Batch) flushes(ns string) bool {
-	for _, f := range b.flush {
-		if f == ns {
-			return true
-		}
-	}
-	return false
-}
-
 // WriteRange writes data at offset off of key's string value into b,
 // as chunk records, and returns m, the key's new metadata, made a chunked
 // string's: its length is what it was, or off+len(data) when that is
 // longer (bytes between the old end and off are zeros), and its Value is
-// nil. The caller writes it with PutMeta. old is the key's record as read
-// under its lock (nil: none), as PutMeta takes it, and live reports
-// whether the key exists for clients (otherwise the write starts from an
-// empty string).
+// nil. The caller writes it with PutMeta, which also drops old's value
+// records when the write gave the value a new ID. old is the key's record
+// as read under its lock (nil: none), as PutMeta takes it, and live
+// reports whether the key exists for clients (otherwise the write starts
+// from an empty string).
 //
 // Only the chunks the new bytes fall in are written (read first when the
 // new bytes cover them in part), and, when the value was not chunked
@@ -298,11 +290,8 @@ func (e *Engine) WriteRange(b *Batch, ns string, key []byte, old *Metadata, live
 			}
 		}
 	}
-	// A value that is not live (expired) or not chunked leaves its old
-	// records, which must not show through the new value's gaps.
-	if !live || !old.Chunked() {
-		b.dropValue(ns, key, old, 0)
-	}
+	// A new ID leaves old's records (an expired value's chunks, a format-1
+	// record) to PutMeta, which drops the records of a value it replaces.
 	for _, c := range chunks {
 		b.putChunk(ns, id, c.idx, c.v)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -54,7 +55,7 @@ func TestChunkedValuesMatchModel(t *testing.T) {
 			if m, ok := state[key]; ok {
 				return m, m != nil
 			}
-			if b.flushes("") {
+			if slices.Contains(b.flush, "") {
 				return nil, false
 			}
 			m, found, err := e.GetMeta("", []byte(key))
