@@ -655,11 +655,6 @@ func (c *Ctx) readStringBytes(key []byte, from, to int64) (k keyState, b []byte,
 	if !ok || !k.live {
 		return k, nil, ok
 	}
-	if !k.m.External() || k.m.Value != nil {
-		v := k.m.Value
-		return k, v[min(from, int64(len(v))):min(to, int64(len(v)))], true
-	}
-	from, to = min(from, int64(k.m.Size)), min(to, int64(k.m.Size))
 	b, err := c.valueRange(key, &k, from, to)
 	if err != nil {
 		c.storageError(err)
@@ -669,9 +664,11 @@ func (c *Ctx) readStringBytes(key []byte, from, to int64) (k keyState, b []byte,
 }
 
 // valueRange returns bytes [from, to) of the live string key (k: its
-// state as read under its lock, which the caller holds; to at most its
-// length), reading only those of an out-of-line value.
+// state as read under its lock, which the caller holds), cut at its end,
+// reading only those of an out-of-line value.
 func (c *Ctx) valueRange(key []byte, k *keyState, from, to int64) ([]byte, error) {
+	n := stringLen(&k.m)
+	from, to = min(from, n), min(to, n)
 	if !k.m.External() || k.m.Value != nil || from == to {
 		return k.m.Value[min(from, int64(len(k.m.Value))):min(to, int64(len(k.m.Value)))], nil
 	}

@@ -33,10 +33,7 @@ const (
 // (see storage.FlagRawEncoding), and whether it is one of Redis's shared
 // integers. An out-of-line value of at most 20 bytes must be loaded.
 func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
-	n := len(m.Value)
-	if m.External() {
-		n = int(m.Size)
-	}
+	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {
 		return "raw", false
 	}

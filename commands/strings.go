@@ -442,21 +442,10 @@ func cmdAppend(c *Ctx) {
 	if !ok {
 		return
 	}
-	if !k.live {
-		// The new value is the argument itself (as Redis keeps it).
-		m.Value = c.Args[2]
-		if c.chunked(int64(len(m.Value))) {
-			m.Value = nil
-			ok = c.putRange(storage.CmdAppend, key, &k, m, 0, c.Args[2], notify.CodeAppend)
-		} else {
-			ok = c.putKey(storage.CmdAppend, key, &k, m, notify.CodeAppend)
-		}
-		if ok {
-			c.W.Int(int64(len(c.Args[2])))
-		}
-		return
+	n := int64(0)
+	if k.live {
+		n = stringLen(&k.m)
 	}
-	n := stringLen(&k.m)
 	if n+int64(len(c.Args[2])) > c.maxBulk() {
 		c.W.Error(errTooBig)
 		return
@@ -474,14 +463,11 @@ func cmdStrlen(c *Ctx) {
 		return
 	}
 	c.lookedUp(c.Args[1], k.live)
-	switch {
-	case !k.live:
+	if !k.live {
 		c.W.Int(0)
-	case k.m.External():
-		c.W.Int(int64(k.m.Size))
-	default:
-		c.W.Int(int64(len(k.m.Value)))
+		return
 	}
+	c.W.Int(stringLen(&k.m))
 }
 
 func cmdSetRange(c *Ctx) {
@@ -547,15 +533,9 @@ func cmdGetRange(c *Ctx) {
 		return
 	}
 	c.lookedUp(key, k.live)
-	var s []byte
 	n := int64(0)
-	partial := k.live && k.m.External() && k.m.Value == nil // read the range alone
-	switch {
-	case partial:
-		n = int64(k.m.Size)
-	case k.live:
-		s = k.m.Value
-		n = int64(len(s))
+	if k.live {
+		n = stringLen(&k.m)
 	}
 	if start < 0 && end < 0 && start > end {
 		c.W.BulkString("")
@@ -566,16 +546,12 @@ func cmdGetRange(c *Ctx) {
 		c.W.BulkString("")
 		return
 	}
-	if partial {
-		v, err := c.Env.Store.LoadValueRange(c.batch(), c.ns(), key, &k.m, start, end+1)
-		if err != nil {
-			c.storageError(err)
-			return
-		}
-		c.W.Bulk(v)
+	v, err := c.valueRange(key, &k, start, end+1)
+	if err != nil {
+		c.storageError(err)
 		return
 	}
-	c.W.Bulk(s[start : end+1])
+	c.W.Bulk(v)
 }
 
 func cmdIncr(c *Ctx) { incrBy(c, 1, storage.CmdIncr) }
