@@ -2,10 +2,10 @@
 """SETBIT and GETBIT at random offsets of one 1.25 MB bitmap ("bm", made
 afresh by SETBIT bm 9999999 1), 10 requests in flight, against a Cairn on
 PORT and a redis-server on 7399 (REDIS_PORT overrides), both on
-127.0.0.1: 2,000 SETBITs, then 20,000 GETBITs, per server. Prints
-requests per second.
+127.0.0.1: SETBITS SETBITs (default 2,000), then GETBITS GETBITs
+(default 20,000), per server. Prints requests per second.
 
-Usage: scripts/bitmap-bench.py CAIRN_PORT
+Usage: scripts/bitmap-bench.py CAIRN_PORT [SETBITS [GETBITS]]
 """
 import os
 import socket, random, time, sys
@@ -32,6 +32,8 @@ def run(port, n, cmd):
         for _ in reqs[i:i+10]:
             f.readline()
     return n / (time.time() - t)
+setbits = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+getbits = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
 for port, name in ((int(sys.argv[1]), "cairn"), (int(os.environ.get("REDIS_PORT", "7399")), "redis")):
     setup(port)
-    print(name, "setbit/s %.0f" % run(port, 2000, "setbit"), "getbit/s %.0f" % run(port, 20000, "getbit"))
+    print(name, "setbit/s %.0f" % run(port, setbits, "setbit"), "getbit/s %.0f" % run(port, getbits, "getbit"))
