@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func newTestEnv(t *testing.T) *testEnv {
 	hub := pubsub.NewHub()
 	te := &testEnv{Env: &Env{Store: store, Config: config.New(), PubSub: hub, Notify: notify.NewEmitter(hub),
 		Log: hclog.NewNullLogger(), Clients: NewClientRegistry(), Stats: &Stats{}, Started: time.Now()}}
-	store.SetCommitHook(func(_ uint64, repr []byte) { te.batches = append(te.batches, repr) })
+	store.SetCommitHook(func(_ uint64, repr []byte) { te.batches = append(te.batches, bytes.Clone(repr)) })
 	return te
 }
 

@@ -453,7 +453,7 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	var b *Batch
-	for _, w := range ws {
+	for i, w := range ws {
 		switch {
 		case e.closed.Load():
 			w.err = ErrClosed
@@ -468,6 +468,13 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 		}
 		if b == nil {
 			b = w.b
+			// Room for the rest at once rather than doubling b's buffer
+			// as they come, which matters when one holds a large value.
+			rest := 0
+			for _, o := range ws[i+1:] {
+				rest += len(o.b.b.Repr())
+			}
+			b.reserve(rest)
 		} else {
 			b.merge(w.b)
 		}
@@ -491,13 +498,13 @@ func (e *Engine) commitRun(ws []*commitWaiter, syncOn bool) commitRun {
 			_ = b.b.Set(e.scratch[:k], e.scratch[k:], nil)
 		}
 	}
-	// The hook's copy is taken before Apply: b.b's bytes are not reliable
-	// afterwards (passing b.b.Repr() after Apply shipped batches without
-	// their offset record to replicas).
-	var repr []byte
-	if e.hook != nil {
-		repr = append([]byte(nil), b.b.Repr()...)
-	}
+	// The hook gets the batch's bytes as they are before Apply: b.b.Repr()
+	// afterwards is not the batch (Pebble lets go of a large batch's bytes
+	// when it makes them a memtable of their own, and Repr then returns an
+	// empty batch). They stay valid, unchanged but for the sequence number
+	// Pebble writes into the header, until b.b is closed, which is after
+	// the hook returns.
+	repr := b.b.Repr()
 	if len(b.flush) > 0 {
 		e.observeFlush(b.flush, e.present)
 	}
@@ -559,6 +566,26 @@ func earliestExpire(a, b int64) int64 {
 }
 
 // merge appends o's records to b, and what they change, and closes o.
+// reserveMin is the least room reserve makes: below it, Pebble's doubling
+// of a batch's buffer costs less than reserving (which rescans the batch).
+const reserveMin = 64 << 10
+
+// reserve makes room in b for n more bytes of records, so that a large
+// write grows the Pebble batch's buffer once instead of doubling it step by
+// step (each step copies what the batch holds and leaves the old buffer to
+// the garbage collector: a 100 MB value cost 255 MB of buffers).
+func (b *Batch) reserve(n int) {
+	repr := b.b.Repr()
+	if n < reserveMin || cap(repr)-len(repr) >= n {
+		return
+	}
+	grown := make([]byte, len(repr), len(repr)+n)
+	copy(grown, repr)
+	// SetRepr fails only on a repr shorter than a batch header, which
+	// Repr never returns.
+	_ = b.b.SetRepr(grown)
+}
+
 func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
 	b.earliest = earliestExpire(b.earliest, o.earliest)

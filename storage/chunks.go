@@ -107,6 +107,9 @@ func (b *Batch) putChunk(ns string, id uint64, idx uint32, v []byte) {
 // of zeros is deleted rather than written (a sparse value stays sparse
 // through GET and SET, COPY or RESTORE).
 func (b *Batch) putChunks(ns string, id uint64, v []byte) {
+	// Each record: its kind, the key's and the value's lengths (varints
+	// of at most 5 bytes), the key and the value.
+	b.reserve(len(v) + int(chunkCount(uint64(len(v))))*(11+len(chunkKey(nil, ns, id, 0))))
 	for i := uint32(0); i < chunkCount(uint64(len(v))); i++ {
 		c := v[int(i)*chunkSize : min(len(v), int(i+1)*chunkSize)]
 		if bytes.Equal(c, zeroChunk[:len(c)]) {

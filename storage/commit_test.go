@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,7 +24,7 @@ func TestConcurrentCommitsShareABatch(t *testing.T) {
 		repr   []byte
 	}
 	var batches []hooked
-	e.SetCommitHook(func(off uint64, repr []byte) { batches = append(batches, hooked{off, repr}) })
+	e.SetCommitHook(func(off uint64, repr []byte) { batches = append(batches, hooked{off, bytes.Clone(repr)}) })
 	entered, release := make(chan struct{}), make(chan struct{})
 	first := true
 	e.SetCommitFault(func(b *Batch) error {

@@ -67,8 +67,9 @@ type Options struct {
 const DefaultInlineValueMax = 64 << 10
 
 // CommitHook is called inside the commit critical section after a batch
-// has been applied, with the batch's offset and a copy of its bytes that
-// the hook may keep. Hooks are called in offset order and must not block.
+// has been applied, with the batch's offset and its bytes, which stay
+// valid only until the hook returns: a hook that keeps them copies them.
+// Hooks are called in offset order and must not block.
 type CommitHook func(offset uint64, repr []byte)
 
 // WriteObserver is told, inside the commit section, which keys a committed

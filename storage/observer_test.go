@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"iter"
 	"testing"
@@ -48,7 +49,7 @@ func newObservedPair(t *testing.T) *observedPair {
 	t.Cleanup(func() { p.primary.Close(); p.replica.Close() })
 	p.primary.SetWriteObserver(&p.po)
 	p.replica.SetWriteObserver(&p.ro)
-	p.primary.SetCommitHook(func(_ uint64, repr []byte) { p.shipped = append(p.shipped, repr) })
+	p.primary.SetCommitHook(func(_ uint64, repr []byte) { p.shipped = append(p.shipped, bytes.Clone(repr)) })
 	return p
 }
 

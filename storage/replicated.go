@@ -155,6 +155,10 @@ func (s *replicaScratch) release() {
 	replicaScratches.Put(s)
 }
 
+// maxCopiedReplicatedBatch is the largest replicated batch ApplyReplicated
+// copies for Pebble; a larger one is applied in place.
+const maxCopiedReplicatedBatch = 1 << 20
+
 // ApplyReplicated applies a batch shipped by the primary, keeping the
 // primary's offset, which must be the next one (ErrOffsetGap otherwise).
 // The batch already carries its offset record, so data and position
@@ -164,7 +168,8 @@ func (s *replicaScratch) release() {
 // the commit hook like Commit does, so a replica logs what it applies.
 // fn, if not nil, runs after the batch is applied and before the key
 // locks are released (a replica publishes its notifications there). The
-// caller must not modify repr afterwards: the commit hook may keep it.
+// caller gives repr up: ApplyReplicated clears the sequence number in its
+// header, and Pebble keeps a large batch's bytes until it has flushed them.
 func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	s := replicaScratches.Get().(*replicaScratch)
 	defer s.release()
@@ -241,16 +246,29 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		e.commitMu.Unlock()
 		return fmt.Errorf("%w: got %d after %d", ErrOffsetGap, offset, have)
 	}
-	// Pebble writes its sequence number into the bytes it applies, and
-	// repr goes to the commit hook as the primary sent it: Pebble gets a
-	// copy, in the buffer of one of its recycled batches. Closing the
-	// batch recycles it once Pebble is done with the bytes (a large batch
-	// keeps them until it is flushed, and is not recycled). e.db stays
-	// while commitMu is held.
+	// Pebble takes the bytes it applies (SetRepr) and writes its own
+	// sequence number into their header, which must be clear first: the
+	// primary's Pebble wrote its own there, and a batch applied as a
+	// memtable of its own (a large one) is refused with one set. A small
+	// batch is copied into the buffer of one of Pebble's recycled batches,
+	// which Close recycles once Pebble is done with it. A large one is
+	// applied in place, not copied again, in a batch whose buffer Close
+	// lets go of rather than recycles (WithMaxRetainedSizeBytes): the rows
+	// alias it until fn has run. e.db stays while commitMu is held.
+	var b *pebble.Batch
+	data := repr
 	e.dbMu.RLock()
-	b := e.db.NewBatch()
+	if len(repr) > maxCopiedReplicatedBatch {
+		b = e.db.NewBatch(pebble.WithMaxRetainedSizeBytes(maxCopiedReplicatedBatch))
+	} else {
+		b = e.db.NewBatch()
+		data = append(b.Repr()[:0], repr...)
+	}
 	e.dbMu.RUnlock()
-	if err := b.SetRepr(append(b.Repr()[:0], repr...)); err != nil {
+	if len(data) >= 8 {
+		clear(data[:8])
+	}
+	if err := b.SetRepr(data); err != nil {
 		b.Close()
 		e.commitMu.Unlock()
 		return fmt.Errorf("%w: offset %d: %v", ErrBadBatch, offset, err)

@@ -17,7 +17,7 @@ func primaryBatches(t testing.TB) (*Engine, []uint64, [][]byte) {
 	p := openTest(t, t.TempDir())
 	var offs []uint64
 	var reprs [][]byte
-	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, r) })
+	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, bytes.Clone(r)) })
 	put := func(ns, key, val string, expire int64) {
 		old, found, _ := p.GetMeta(ns, []byte(key))
 		var op *Metadata
@@ -91,7 +91,7 @@ func TestApplyReplicatedMirrorsThePrimary(t *testing.T) {
 	// a record count other than its header's. Each is refused before
 	// Pebble sees it; the intact batch then applies.
 	var next []byte
-	p.SetCommitHook(func(_ uint64, repr []byte) { next = repr })
+	p.SetCommitHook(func(_ uint64, repr []byte) { next = bytes.Clone(repr) })
 	b := p.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
 	b.PutMeta("", []byte("next"), nil, Metadata{Type: TypeString, Value: []byte("v")})
 	if _, err := p.Commit(b); err != nil {
@@ -205,7 +205,7 @@ func TestApplyReplicatedKeepsTheBytes(t *testing.T) {
 	defer p.Close()
 	var offs []uint64
 	var reprs [][]byte
-	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, r) })
+	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, bytes.Clone(r)) })
 	put := func(key string, val []byte) {
 		commitKey(t, p, "", key, func(b *Batch, old *Metadata) {
 			b.PutMeta("", []byte(key), old, Metadata{Type: TypeString, Value: val})
@@ -226,7 +226,7 @@ func TestApplyReplicatedKeepsTheBytes(t *testing.T) {
 	r := openTest(t, t.TempDir())
 	defer r.Close()
 	var logged [][]byte
-	r.SetCommitHook(func(_ uint64, b []byte) { logged = append(logged, b) })
+	r.SetCommitHook(func(_ uint64, b []byte) { logged = append(logged, bytes.Clone(b)) })
 	value := func(key string) string {
 		m, found, err := r.ReadMeta("", []byte(key))
 		if err != nil || !found {
@@ -269,7 +269,7 @@ func BenchmarkApplyReplicatedSet(b *testing.B) {
 	defer p.Close()
 	offs := make([]uint64, 0, b.N)
 	reprs := make([][]byte, 0, b.N)
-	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, r) })
+	p.SetCommitHook(func(o uint64, r []byte) { offs, reprs = append(offs, o), append(reprs, bytes.Clone(r)) })
 	val := []byte("0123456789abcdef")
 	for i := range b.N {
 		key := fmt.Appendf(nil, "key:%d", i%1000)
@@ -318,7 +318,7 @@ func FuzzApplyReplicated(f *testing.F) {
 	p, _, reprs := primaryBatches(f)
 	// A transaction that writes, flushes and writes again.
 	var flushed []byte
-	p.SetCommitHook(func(_ uint64, repr []byte) { flushed = repr })
+	p.SetCommitHook(func(_ uint64, repr []byte) { flushed = bytes.Clone(repr) })
 	b := p.NewMultiBatch()
 	b.LogData(LogData{Type: TypeString, Cmd: CmdSet}.Encode())
 	b.PutMeta("", []byte("x"), nil, Metadata{Type: TypeString, Value: []byte("1")})
@@ -363,4 +363,40 @@ func FuzzApplyReplicated(f *testing.F) {
 			t.Fatalf("after batch %x: read back %q %v %v", repr, m.Value, found, err)
 		}
 	})
+}
+
+// TestLargeBatchReachesTheHook: a batch larger than half a memtable, which
+// Pebble applies as a memtable of its own and then lets go of, reaches the
+// commit hook whole, and a replica that applies it holds the value.
+func TestLargeBatchReachesTheHook(t *testing.T) {
+	p := openTest(t, t.TempDir())
+	defer p.Close()
+	var off uint64
+	var repr []byte
+	p.SetCommitHook(func(o uint64, r []byte) { off, repr = o, bytes.Clone(r) })
+	val := bytes.Repeat([]byte("0123456789abcdef"), (memTableSize/2+1<<20)/16)
+	b := p.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("", []byte("big"), nil, Metadata{Type: TypeString, Value: val})
+	if _, err := p.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if len(repr) < len(val) {
+		t.Fatalf("the hook got %d bytes for a value of %d", len(repr), len(val))
+	}
+
+	r := openTest(t, t.TempDir())
+	defer r.Close()
+	if err := r.ApplyReplicated(off, repr, nil); err != nil {
+		t.Fatalf("replica: %v", err)
+	}
+	m, found, err := r.GetMeta("", []byte("big"))
+	if err != nil || !found {
+		t.Fatalf("replica: GetMeta = %v, %v", found, err)
+	}
+	if err := r.LoadValue(nil, "", []byte("big"), &m); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(m.Value, val) {
+		t.Fatal("the replica's value differs from the primary's")
+	}
 }

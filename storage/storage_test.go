@@ -154,7 +154,7 @@ func TestCommitHookSeesBatchesInOffsetOrder(t *testing.T) {
 	var reprs [][]byte
 	e.SetCommitHook(func(off uint64, repr []byte) {
 		offsets = append(offsets, off)
-		reprs = append(reprs, repr)
+		reprs = append(reprs, bytes.Clone(repr))
 	})
 	for i := 0; i < 3; i++ {
 		b := e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
