@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 )
 
 // After the handshake (PSYNC and its +FULLRESYNC or +CONTINUE line) the
@@ -82,13 +83,21 @@ func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
 	default:
 		return 0, nil, fmt.Errorf("%w: unknown frame type %q", ErrCorruptStream, typ)
 	}
-	// Grow the payload as bytes arrive: a corrupt length must not make
-	// the replica allocate what the stream never sends.
+	// Grow the payload as bytes arrive, doubling it until an eighth of it
+	// has arrived and then taking the rest at once: a corrupt length must
+	// not make the replica allocate more than eight times what the stream
+	// sends, nor a large batch cost its size again in copies.
 	payload = make([]byte, 0, min(int(n), 64<<10))
 	for len(payload) < int(n) {
-		step := min(int(n)-len(payload), 1<<20)
+		if len(payload) == cap(payload) {
+			grow := len(payload)
+			if len(payload) >= int(n)/8 {
+				grow = int(n) - len(payload)
+			}
+			payload = slices.Grow(payload, min(grow, int(n)-len(payload)))
+		}
 		start := len(payload)
-		payload = append(payload, make([]byte, step)...)
+		payload = payload[:min(cap(payload), int(n))]
 		if _, err := io.ReadFull(r, payload[start:]); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF

@@ -228,7 +228,7 @@ type Log struct {
 	next      uint64     // offset the next Append must carry; 0: any (unpositioned)
 	segs      []*segment // in offset order; the last is curSeg; empty only while unpositioned
 	diskBytes int64
-	ring      entryRing // the hot tail: the newest entries, contiguous, ending at next-1
+	ring      entryRing // the hot tail: the newest entries, contiguous, ending at next-1 when not empty
 	memBytes  int64
 	pins      map[uint64]int
 	readers   map[*LogReader]struct{}
@@ -748,7 +748,7 @@ func (l *Log) minPinLocked() (uint64, bool) {
 // Append adds the entry (offset, batch) to the log. offset must be
 // NextOffset(), or anything but zero while NextOffset() is zero; otherwise
 // Append returns an error wrapping ErrOutOfOrder and changes nothing. The log
-// keeps its own copy of batch, so the caller may reuse it.
+// keeps its own copy of batch, if any, so the caller may reuse it.
 //
 // Append is meant to be called from the commit critical section: it never
 // waits for a reader and does no fsync. The record goes through a write
@@ -791,14 +791,21 @@ func (l *Log) Append(offset uint64, batch []byte) error {
 		return l.fail(err)
 	}
 	cost := entryCost(batch)
-	if l.memBytes+cost > l.opts.MemoryBytes && l.ring.n > 0 && l.ring.at(0).offset > l.flushed {
+	// An entry of more than a quarter of the memory tail (a large value's
+	// batch) is not copied into it: readers read it from disk, and the
+	// tail starts again after it, as it must stay contiguous.
+	huge := cost > l.opts.MemoryBytes/4
+	if huge || l.memBytes+cost > l.opts.MemoryBytes && l.ring.n > 0 && l.ring.at(0).offset > l.flushed {
 		// The tail must shed entries that only the write buffer holds:
 		// write them out first, so that readers find them on disk.
 		if err := l.flush(); err != nil {
 			return l.fail(err)
 		}
 	}
-	data := l.copyBatch(batch)
+	var data []byte
+	if !huge {
+		data = l.copyBatch(batch)
+	}
 
 	l.mu.Lock()
 	if newSeg != nil {
@@ -813,10 +820,16 @@ func (l *Log) Append(offset uint64, batch []byte) error {
 	seg.last = offset
 	l.diskBytes += recLen
 	l.next = offset + 1
-	l.ring.push(entry{offset: offset, data: data})
-	l.memBytes += cost
-	for l.memBytes > l.opts.MemoryBytes && l.ring.n > 0 && l.ring.at(0).offset <= l.flushed {
-		l.popOldestLocked()
+	if huge {
+		for l.ring.n > 0 {
+			l.popOldestLocked()
+		}
+	} else {
+		l.ring.push(entry{offset: offset, data: data})
+		l.memBytes += cost
+		for l.memBytes > l.opts.MemoryBytes && l.ring.n > 0 && l.ring.at(0).offset <= l.flushed {
+			l.popOldestLocked()
+		}
 	}
 	if l.waiting {
 		l.wakeLocked()

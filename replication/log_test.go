@@ -156,6 +156,15 @@ func recordSpans(t testing.TB, path string) []span {
 
 func TestAppendReadRoundTrip(t *testing.T) {
 	varied := func(off uint64) int { return int(off*37) % 300 }
+	// everyTenth makes every tenth entry large, the others small.
+	everyTenth := func(large, small int) func(uint64) int {
+		return func(off uint64) int {
+			if off%10 == 0 {
+				return large
+			}
+			return small
+		}
+	}
 	tests := []struct {
 		name         string
 		segmentBytes int64
@@ -171,6 +180,7 @@ func TestAppendReadRoundTrip(t *testing.T) {
 		{name: "starting at any offset", segmentBytes: 4096, memoryBytes: 1, first: 1_000_000, n: 300, size: fixed(50), minSegments: 3},
 		{name: "records larger than a segment", segmentBytes: 100, memoryBytes: 1, first: 1, n: 20, size: fixed(300), minSegments: 20},
 		{name: "records larger than the write buffer", segmentBytes: 1 << 20, memoryBytes: 1, first: 1, n: 12, size: fixed(100 << 10), minSegments: 2},
+		{name: "entries too large for the memory tail", segmentBytes: 64 << 10, memoryBytes: 16 << 10, first: 1, n: 400, size: everyTenth(5000, 60), minSegments: 3},
 		{name: "empty batches", segmentBytes: 256, memoryBytes: 1, first: 1, n: 100, size: fixed(0), minSegments: 5},
 		{name: "many entries per index step", segmentBytes: 8 << 20, memoryBytes: 1, first: 1, n: 20000, size: fixed(20), minSegments: 1},
 	}
@@ -314,6 +324,32 @@ func TestWriteFailureIsSticky(t *testing.T) {
 	if err := l.Close(); err == nil {
 		t.Fatal("Close of a failed log returned nil")
 	}
+}
+
+// TestLargeEntryEmptiesMemoryTail: an entry of more than a quarter of
+// MemoryBytes is not kept in memory, and the tail starts again after it.
+func TestLargeEntryEmptiesMemoryTail(t *testing.T) {
+	l := openLog(t, LogOptions{Dir: t.TempDir(), MemoryBytes: 4 << 10, RetainBytes: 1 << 40})
+	appendRange(t, l, 1, 5, fixed(100))
+	if st := l.Stats(); st.MemoryEntries != 5 {
+		t.Fatalf("after 5 small entries the memory tail holds %d, want 5", st.MemoryEntries)
+	}
+	if err := l.Append(6, batchFor(6, 2000)); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.MemoryEntries != 0 || st.MemoryBytes != 0 {
+		t.Fatalf("after a large entry the memory tail holds %d entries (%d bytes), want none", st.MemoryEntries, st.MemoryBytes)
+	}
+	appendRange(t, l, 7, 8, fixed(100))
+	if st := l.Stats(); st.MemoryEntries != 2 {
+		t.Fatalf("after 2 more small entries the memory tail holds %d, want 2", st.MemoryEntries)
+	}
+	readFrom(t, l, 1, 8, func(off uint64) int {
+		if off == 6 {
+			return 2000
+		}
+		return 100
+	})
 }
 
 func TestReaderBehindMemoryTailReadsDisk(t *testing.T) {
