@@ -175,6 +175,9 @@ func (c *conn) serve() {
 			c.flush()
 			return
 		}
+		if c.r.TakeLargest() >= largeBuffer || c.w.Len() >= largeBuffer {
+			c.s.releaseMemorySoon()
+		}
 		if c.ob != nil {
 			c.refreshScope()
 		}
@@ -311,22 +314,33 @@ func (c *conn) yieldToFeeders() {
 // leave queued (unbounded by default, as in Redis).
 func (c *conn) flush() bool {
 	if c.ob != nil {
-		c.ob.pushReply(c.w.Bytes())
-		c.w.Reset()
+		c.queueReplies(0)
 		return true
 	}
 	if c.w.Len() == 0 {
 		return true
 	}
-	b := c.w.Bytes()
-	n, full, err := c.sock.TryWrite(b)
+	n, full, err := c.sock.TryWrite(c.w.Bytes())
 	c.s.env.Stats.NetOutput.Add(int64(n))
 	if full {
 		c.startOutbox()
-		c.ob.pushReply(b[n:])
+		c.queueReplies(n)
 	}
 	c.w.Reset()
 	return err == nil
+}
+
+// queueReplies hands the buffered replies from byte from on to the outbox
+// and empties the writer. A large buffer (a GET of a long value) is handed
+// over itself, so the writer lets go of it; a small one is copied into the
+// outbox's chunks and stays the writer's.
+func (c *conn) queueReplies(from int) {
+	if c.w.Len()-from >= flushThreshold {
+		c.ob.pushReply(c.w.Detach()[from:], true)
+		return
+	}
+	c.ob.pushReply(c.w.Bytes()[from:], false)
+	c.w.Reset()
 }
 
 // connFD returns the socket's file descriptor number for CLIENT LIST.

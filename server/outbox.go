@@ -82,12 +82,17 @@ func (o *outbox) appendChunked(l net.Buffers, p []byte) net.Buffers {
 	return append(l, append(c, p...))
 }
 
-// pushReply queues a copy of the replies of the commands just run, then
-// the messages that arrived meanwhile, and ends the execution mark.
-func (o *outbox) pushReply(b []byte) {
+// pushReply queues the replies of the commands just run, then the
+// messages that arrived meanwhile, and ends the execution mark. The
+// replies are copied unless owned is set: the caller then gives b up.
+func (o *outbox) pushReply(b []byte, owned bool) {
 	o.mu.Lock()
 	if len(b) > 0 && !o.dead {
-		o.queue = o.appendChunked(o.queue, b)
+		if owned {
+			o.queue = append(o.queue, b[:len(b):len(b)])
+		} else {
+			o.queue = o.appendChunked(o.queue, b)
+		}
 		o.pending += int64(len(b))
 	}
 	o.queue = append(o.queue, o.deferred...)

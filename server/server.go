@@ -37,6 +37,10 @@ type Server struct {
 	mu   sync.Mutex
 	live map[*conn]struct{}
 
+	// releasing is set while a release of freed memory is scheduled
+	// (releaseMemorySoon).
+	releasing atomic.Bool
+
 	// shutdownRequested is signalled by the SHUTDOWN command.
 	shutdownRequested chan struct{}
 	requestOnce       sync.Once

@@ -194,18 +194,31 @@ type Reader struct {
 	// with nothing consumed in between.
 	has   bool
 	hasAt [3]uint64
+
+	// largest is the payload size of the largest request read since the
+	// last TakeLargest.
+	largest int
 }
 
 // NewReader returns a Reader that reads requests from rd and accepts bulk
 // strings of at most maxBulk bytes (Redis's proto-max-bulk-len); a maxBulk
 // that is not positive selects DefaultMaxBulk. The Reader reserves at most
 // 64 KiB on the strength of a length the client announced; beyond that,
-// memory grows only with the bytes that actually arrive.
+// memory grows with the bytes that actually arrive, to at most eight times
+// them.
 func NewReader(rd io.Reader, maxBulk int64) *Reader {
 	if maxBulk <= 0 {
 		maxBulk = DefaultMaxBulk
 	}
 	return &Reader{rd: rd, maxBulk: maxBulk, buf: make([]byte, initialBufferSize)}
+}
+
+// TakeLargest returns the payload size (the arguments' bytes) of the
+// largest request read since the last call, and starts counting again.
+func (r *Reader) TakeLargest() int {
+	n := r.largest
+	r.largest = 0
+	return n
 }
 
 // SetAuthRequired tells the Reader whether the client has yet to
@@ -425,6 +438,7 @@ func (r *Reader) readMultibulk() ([][]byte, error) {
 		argv[i] = store[pos : pos+len(a) : pos+len(a)]
 		pos += len(a)
 	}
+	r.largest = max(r.largest, len(store))
 	return argv, nil
 }
 
@@ -464,8 +478,12 @@ func (r *Reader) prescan(n int) (complete, size int) {
 // readBulk appends a bulk payload of l bytes to store and consumes the two
 // bytes that follow it, which Redis assumes to be "\r\n" without checking.
 // At most maxBulkPrealloc bytes are reserved up front; past that the payload
-// is copied as it arrives, so a client that announces a large length without
-// sending the bytes costs memory only for what it sent.
+// is copied as it arrives, into room that doubles until an eighth of the
+// payload has arrived and then takes the rest at once. So a client that
+// announces a large length without sending the bytes costs at most eight
+// times what it sent, and a large payload costs one final buffer plus
+// about a quarter of its size in the smaller ones before it (rather than
+// its size again in doublings, each copying the last).
 func (r *Reader) readBulk(store []byte, l int64) ([]byte, error) {
 	if int64(cap(store)-len(store)) < l {
 		store = slices.Grow(store, int(min(l, maxBulkPrealloc)))
@@ -482,7 +500,11 @@ func (r *Reader) readBulk(store []byte, l int64) ([]byte, error) {
 			// A large payload bypasses the buffer: read it straight
 			// into store, growing store only as bytes arrive.
 			if len(store) == cap(store) {
-				store = slices.Grow(store, int(min(remaining, int64(max(len(store), len(r.buf))))))
+				grow := int64(max(len(store), len(r.buf)))
+				if l-remaining >= l/8 {
+					grow = remaining
+				}
+				store = slices.Grow(store, int(min(remaining, grow)))
 			}
 			room := store[len(store):cap(store)]
 			if int64(len(room)) > remaining {

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/redcon"
@@ -74,6 +75,32 @@ func (w *Writer) Int(n int64) { w.buf = redcon.AppendInt(w.buf, n) }
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) { w.buf = redcon.AppendBulk(w.buf, b) }
+
+// BulkFill writes a bulk string of n bytes that fill writes straight into
+// the buffer (a large value read from storage is then copied once, not
+// into a buffer of its own first). If fill fails, nothing is written and
+// its error is returned. fill must not use w.
+func (w *Writer) BulkFill(n int, fill func(dst []byte) error) error {
+	start := len(w.buf)
+	w.buf = appendHeader(w.buf, '$', n)
+	at := len(w.buf)
+	w.buf = slices.Grow(w.buf, n+2)[:at+n]
+	if err := fill(w.buf[at:]); err != nil {
+		w.buf = w.buf[:start]
+		return err
+	}
+	w.buf = append(w.buf, '\r', '\n')
+	return nil
+}
+
+// Detach returns the buffered replies and leaves w with an empty buffer
+// of its own, so that the caller may keep the bytes (a connection queues
+// a large reply without copying it).
+func (w *Writer) Detach() []byte {
+	b := w.buf
+	w.buf = nil
+	return b
+}
 
 // BulkString writes a bulk string.
 func (w *Writer) BulkString(s string) { w.buf = redcon.AppendBulkString(w.buf, s) }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -27,5 +28,33 @@ func TestResetReleasesLargeBuffers(t *testing.T) {
 	}
 	if got := string(w.Bytes()); got != "" {
 		t.Fatalf("Bytes after Reset = %q", got)
+	}
+}
+
+// TestBulkFill: a filled bulk string encodes as Bulk does, and a failed
+// fill leaves the earlier replies as they were.
+func TestBulkFill(t *testing.T) {
+	w := NewWriter()
+	w.OK()
+	if err := w.BulkFill(5, func(dst []byte) error { copy(dst, "hello"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.BulkFill(0, func([]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := w.BulkFill(1<<20, func([]byte) error { return boom }); err != boom {
+		t.Fatalf("BulkFill with a failing fill = %v", err)
+	}
+	if got, want := string(w.Bytes()), "+OK\r\n$5\r\nhello\r\n$0\r\n\r\n"; got != want {
+		t.Fatalf("replies = %q, want %q", got, want)
+	}
+	b := w.Detach()
+	if string(b) != "+OK\r\n$5\r\nhello\r\n$0\r\n\r\n" || w.Len() != 0 {
+		t.Fatalf("Detach returned %q and left %d bytes", b, w.Len())
+	}
+	w.OK()
+	if string(b[:5]) != "+OK\r\n" || string(w.Bytes()) != "+OK\r\n" {
+		t.Fatal("the writer wrote into the detached buffer")
 	}
 }
