@@ -675,6 +675,26 @@ func (c *Ctx) valueRange(key []byte, k *keyState, from, to int64) ([]byte, error
 	return c.Env.Store.LoadValueRange(c.batch(), c.ns(), key, &k.m, from, to)
 }
 
+// replyRange replies with bytes [from, to) of the live string key (k: as
+// valueRange takes it), cut at its end. Those of an out-of-line value are
+// read from storage straight into the reply, so a GET of a long value
+// holds one copy of it, not two.
+func (c *Ctx) replyRange(key []byte, k *keyState, from, to int64) {
+	if !k.m.External() || k.m.Value != nil {
+		v, _ := c.valueRange(key, k, from, to) // no error: nothing to read
+		c.W.Bulk(v)
+		return
+	}
+	n := stringLen(&k.m)
+	from, to = min(from, n), min(to, n)
+	err := c.W.BulkFill(int(max(to-from, 0)), func(dst []byte) error {
+		return c.Env.Store.ReadValueAt(c.batch(), c.ns(), key, &k.m, dst, from)
+	})
+	if err != nil {
+		c.storageError(err)
+	}
+}
+
 // loadValue reads the out-of-line value of a live string key read by
 // lookup into k.m.Value (storage.Metadata.External); on a storage error
 // it replies and returns false.

@@ -36,15 +36,18 @@ func init() {
 }
 
 func cmdGet(c *Ctx) {
-	k, ok := c.lookupString(c.Args[1])
+	key := c.Args[1]
+	k, unlock, ok := c.readStringMetaForPart(key)
+	defer unlock()
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
 	}
-	c.W.Bulk(k.m.Value)
+	c.replyRange(key, &k, 0, stringLen(&k.m))
 }
 
 // setOptions are the parsed options of SET and GETEX.
@@ -344,10 +347,11 @@ func cmdGetEx(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.lookupString(key)
+	k, ok := c.readStringMeta(key)
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -362,14 +366,12 @@ func cmdGetEx(c *Ctx) {
 	}
 	switch {
 	case o.unit != "" && expire <= c.nowMs():
-		if !c.deleteKey(storage.CmdGetEx, key, &k, notify.CodeDel) {
+		// The reply is the value the deletion drops: read it first.
+		if !c.loadValue(key, &k) || !c.deleteKey(storage.CmdGetEx, key, &k, notify.CodeDel) {
 			return
 		}
 	case o.unit != "" || (o.persist && k.m.ExpireAt != 0):
-		m := k.m
-		if m.External() {
-			m.Value = nil // the value stays as it is
-		}
+		m := k.m // an out-of-line value stays as it is
 		m.ExpireAt = expire
 		code := notify.CodeExpire
 		if o.persist {
@@ -379,7 +381,7 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.W.Bulk(k.m.Value)
+	c.replyRange(key, &k, 0, stringLen(&k.m))
 }
 
 // maxBulk returns proto-max-bulk-len, the largest string value allowed.
@@ -546,12 +548,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.BulkString("")
 		return
 	}
-	v, err := c.valueRange(key, &k, start, end+1)
-	if err != nil {
-		c.storageError(err)
-		return
-	}
-	c.W.Bulk(v)
+	c.replyRange(key, &k, start, end+1)
 }
 
 func cmdIncr(c *Ctx) { incrBy(c, 1, storage.CmdIncr) }
