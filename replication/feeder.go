@@ -162,6 +162,7 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 	defer hb.stop()
 	for {
 		off, batch, err := r.Next(hb.ctx)
+		var tail []byte // sent after buf
 		switch {
 		case err == nil:
 			if durable, err = f.shipDurable(off, durable); err != nil {
@@ -169,7 +170,14 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 				return
 			}
 			binary.BigEndian.PutUint64(off8[:], off)
-			buf = appendFrame(buf[:0], frameBatch, off8[:], batch)
+			if len(batch) <= maxCopiedFrame {
+				buf = appendFrame(buf[:0], frameBatch, off8[:], batch)
+				break
+			}
+			// A large batch goes out after its header, not copied into
+			// buf, which would keep its size for as long as the stream.
+			buf = append(appendFrameHeader(buf[:0], frameBatch, off8[:], batch), off8[:]...)
+			tail = batch
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			hb.restart(ctx)
 			binary.BigEndian.PutUint64(off8[:], f.n.opts.Store.Offset())
@@ -184,8 +192,18 @@ func (f *feeder) stream(ctx context.Context, r *LogReader) {
 			f.n.log.Warn("dropping replica: send failed", "replica", f.name(), "error", err)
 			return
 		}
+		if len(tail) > 0 {
+			if _, err := f.Write(tail); err != nil {
+				f.n.log.Warn("dropping replica: send failed", "replica", f.name(), "error", err)
+				return
+			}
+		}
 	}
 }
+
+// maxCopiedFrame is the largest batch the stream copies into its frame
+// buffer, sending header and batch in one write.
+const maxCopiedFrame = 64 << 10
 
 // heartbeatTimer is the context a feeder's waits share until the next
 // heartbeat is due.

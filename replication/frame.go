@@ -42,6 +42,17 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // appendFrame appends one frame to dst.
 func appendFrame(dst []byte, typ byte, payload ...[]byte) []byte {
+	dst = appendFrameHeader(dst, typ, payload...)
+	for _, p := range payload {
+		dst = append(dst, p...)
+	}
+	return dst
+}
+
+// appendFrameHeader appends the header of the frame appendFrame would
+// append, without the payload, which the caller sends after it (a large
+// batch is then not copied into a frame buffer).
+func appendFrameHeader(dst []byte, typ byte, payload ...[]byte) []byte {
 	n := 0
 	for _, p := range payload {
 		n += len(p)
@@ -49,11 +60,10 @@ func appendFrame(dst []byte, typ byte, payload ...[]byte) []byte {
 	start := len(dst)
 	dst = append(dst, typ, 0, 0, 0, 0, 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(dst[start+1:], uint32(n))
-	for _, p := range payload {
-		dst = append(dst, p...)
-	}
 	crc := crc32.Update(0, crcTable, dst[start:start+5])
-	crc = crc32.Update(crc, crcTable, dst[start+9:])
+	for _, p := range payload {
+		crc = crc32.Update(crc, crcTable, p)
+	}
 	binary.BigEndian.PutUint32(dst[start+5:], crc)
 	return dst
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 )
 
@@ -37,6 +38,30 @@ func TestFrameRoundTripAndCorruption(t *testing.T) {
 				t.Fatalf("flipping bit %d of byte %d went unnoticed", bit, i)
 			}
 		}
+	}
+}
+
+// TestLargeFrame: a frame sent as its header and then its payload
+// (appendFrameHeader) reads back as appendFrame's, and reading a large
+// payload allocates little more than it.
+func TestLargeFrame(t *testing.T) {
+	off := []byte{0, 0, 0, 0, 0, 0, 0, 7}
+	batch := bytes.Repeat([]byte("0123456789abcdef"), 2<<20) // 32 MB
+	whole := appendFrame(nil, frameBatch, off, batch)
+	split := append(append(appendFrameHeader(nil, frameBatch, off, batch), off...), batch...)
+	if !bytes.Equal(whole, split) {
+		t.Fatal("header-then-payload differs from appendFrame")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	typ, p, err := readFrame(bufio.NewReader(bytes.NewReader(split)))
+	runtime.ReadMemStats(&after)
+	if err != nil || typ != frameBatch || !bytes.Equal(p[8:], batch) {
+		t.Fatalf("readFrame: %q, %d bytes, %v", typ, len(p), err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > uint64(len(split))*14/10 {
+		t.Errorf("reading a frame of %d bytes allocated %d", len(split), d)
 	}
 }
 
