@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
 )
 
 // After the handshake (PSYNC and its +FULLRESYNC or +CONTINUE line) the
@@ -104,7 +103,8 @@ func readFrame(r *bufio.Reader) (typ byte, payload []byte, err error) {
 			if len(payload) >= int(n)/8 {
 				grow = int(n) - len(payload)
 			}
-			payload = slices.Grow(payload, min(grow, int(n)-len(payload)))
+			grown := make([]byte, len(payload), len(payload)+min(grow, int(n)-len(payload)))
+			payload = grown[:copy(grown, payload)]
 		}
 		start := len(payload)
 		payload = payload[:min(cap(payload), int(n))]

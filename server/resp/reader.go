@@ -504,7 +504,8 @@ func (r *Reader) readBulk(store []byte, l int64) ([]byte, error) {
 				if l-remaining >= l/8 {
 					grow = remaining
 				}
-				store = slices.Grow(store, int(min(remaining, grow)))
+				grown := make([]byte, len(store), len(store)+int(min(remaining, grow)))
+				store = grown[:copy(grown, store)]
 			}
 			room := store[len(store):cap(store)]
 			if int64(len(room)) > remaining {

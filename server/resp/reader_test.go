@@ -419,7 +419,7 @@ func TestLargeBulk(t *testing.T) {
 }
 
 // TestLargeBulkAllocations checks that a large payload costs little more
-// than itself: 40 MB arriving in 64 KiB reads allocate less than 1.4 times
+// than itself: 40 MB arriving in 64 KiB reads allocate less than 1.6 times
 // that (doubling all the way allocated twice the payload).
 func TestLargeBulkAllocations(t *testing.T) {
 	const size = 40 << 20
@@ -435,7 +435,7 @@ func TestLargeBulkAllocations(t *testing.T) {
 	if err != nil || len(args) != 3 || len(args[2]) != size {
 		t.Fatalf("ReadCommand: %d args, %v", len(args), err)
 	}
-	if d := after.TotalAlloc - before.TotalAlloc; d > size*14/10 {
+	if d := after.TotalAlloc - before.TotalAlloc; d > size*16/10 {
 		t.Errorf("a payload of %d bytes allocated %d", size, d)
 	}
 }

@@ -2,7 +2,6 @@ package resp
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/tidwall/redcon"
@@ -84,7 +83,11 @@ func (w *Writer) BulkFill(n int, fill func(dst []byte) error) error {
 	start := len(w.buf)
 	w.buf = appendHeader(w.buf, '$', n)
 	at := len(w.buf)
-	w.buf = slices.Grow(w.buf, n+2)[:at+n]
+	if cap(w.buf)-at < n+2 {
+		grown := make([]byte, at, at+n+2)
+		w.buf = grown[:copy(grown, w.buf)]
+	}
+	w.buf = w.buf[:at+n]
 	if err := fill(w.buf[at:]); err != nil {
 		w.buf = w.buf[:start]
 		return err
