@@ -58,7 +58,8 @@ type Stats struct {
 	// client-output-buffer-limit (INFO client_output_buffer_limit_disconnections).
 	OutputLimitDisconnections atomic.Int64
 
-	rates rates // the instantaneous_* fields (Sample)
+	rates rates      // the instantaneous_* fields (Sample)
+	peak  memoryPeak // used_memory_peak (Sample)
 
 	errorsMu   sync.Mutex
 	errorCodes map[string]int64 // INFO errorstats: error replies by code
@@ -102,6 +103,7 @@ func (s *Stats) Reset() {
 		c.Store(0)
 	}
 	s.rates.reset()
+	s.peak.reset()
 	s.errorsMu.Lock()
 	s.errorCodes = nil
 	s.errorsMu.Unlock()

@@ -27,9 +27,10 @@ type rates struct {
 }
 
 // Sample records the counters' rates since the previous sample, unless
-// that was less than rateInterval before now. The server calls it from a
-// periodic loop.
+// that was less than rateInterval before now, and notes the heap's size
+// for used_memory_peak. The server calls it from a periodic loop.
 func (s *Stats) Sample(now time.Time) {
+	s.peak.sampleNow()
 	r := &s.rates
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -124,7 +124,7 @@ func TestKeyspaceAvgTTL(t *testing.T) {
 func TestInfoFieldsMonitoringReads(t *testing.T) {
 	fields := []string{"redis_version", "run_id", "process_id", "uptime_in_seconds", "hz", "configured_hz",
 		"connected_clients", "blocked_clients", "maxclients", "tracking_clients",
-		"used_memory", "used_memory_rss", "total_system_memory", "maxmemory", "maxmemory_policy", "mem_fragmentation_ratio",
+		"used_memory", "used_memory_rss", "used_memory_peak", "total_system_memory", "maxmemory", "maxmemory_policy", "mem_fragmentation_ratio",
 		"rdb_changes_since_last_save", "rdb_last_save_time", "rdb_bgsave_in_progress", "rdb_last_bgsave_status",
 		"total_connections_received", "total_commands_processed", "instantaneous_ops_per_sec", "total_net_input_bytes",
 		"rejected_connections", "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses", "total_forks",
@@ -153,6 +153,22 @@ func TestInfoFieldsMonitoringReads(t *testing.T) {
 		if info["repl_backlog_first_byte_offset"] != "1" || info["repl_backlog_histlen"] != info["master_repl_offset"] {
 			t.Fatalf("backlog first %s histlen %s, master_repl_offset %s", info["repl_backlog_first_byte_offset"],
 				info["repl_backlog_histlen"], info["master_repl_offset"])
+		}
+		// The peak is at least what INFO reports as used, in Redis's
+		// shapes, also once CONFIG RESETSTAT has started it again.
+		for _, when := range []string{"first", "after CONFIG RESETSTAT"} {
+			used, _ := strconv.ParseInt(info["used_memory"], 10, 64)
+			peak, _ := strconv.ParseInt(info["used_memory_peak"], 10, 64)
+			if used <= 0 || peak < used {
+				t.Fatalf("%s: used_memory %s, used_memory_peak %s", when, info["used_memory"], info["used_memory_peak"])
+			}
+			if !regexp.MustCompile(`^\d+\.\d\d%$`).MatchString(info["used_memory_peak_perc"]) ||
+				!regexp.MustCompile(`^[\d.]+[BKMG]$`).MatchString(info["used_memory_peak_human"]) {
+				t.Fatalf("%s: used_memory_peak_perc %q, used_memory_peak_human %q", when,
+					info["used_memory_peak_perc"], info["used_memory_peak_human"])
+			}
+			must(t, c.ConfigResetStat(ctx(t)).Err())
+			info = infoOf(c, "memory")
 		}
 	})
 }
