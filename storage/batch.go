@@ -565,7 +565,6 @@ func earliestExpire(a, b int64) int64 {
 	return a
 }
 
-// merge appends o's records to b, and what they change, and closes o.
 // reserveMin is the least room reserve makes: below it, Pebble's doubling
 // of a batch's buffer costs less than reserving (which rescans the batch).
 const reserveMin = 64 << 10
@@ -586,6 +585,7 @@ func (b *Batch) reserve(n int) {
 	_ = b.b.SetRepr(grown)
 }
 
+// merge appends o's records to b, and what they change, and closes o.
 func (b *Batch) merge(o *Batch) {
 	_ = b.b.Apply(o.b, nil)
 	b.earliest = earliestExpire(b.earliest, o.earliest)
