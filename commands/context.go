@@ -748,9 +748,9 @@ func stringLen(m *storage.Metadata) int64 {
 	return int64(len(m.Value))
 }
 
-// chunked reports whether a string value of n bytes is kept in chunks,
-// whose parts putRange writes alone.
-func (c *Ctx) chunked(n int64) bool { return n > int64(c.Env.Store.InlineValueMax()) }
+// chunked reports whether an edit leaves a string value of n bytes in
+// chunks, whose parts putRange writes alone (storage.Engine.EditedInlineMax).
+func (c *Ctx) chunked(n int64) bool { return n > int64(c.Env.Store.EditedInlineMax()) }
 
 // putRange commits cmd's write of data at offset off of key's string
 // value with the events codes, and reports success, writing only the

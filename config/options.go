@@ -188,8 +188,9 @@ var options = []Option{
 	},
 	{
 		Name: "string-value-inline-max", Kind: KindMemory, Default: "65536", Min: 1, Max: 512 << 20,
-		Doc: "Longest string value kept inside its key's metadata record; a longer one is kept in 4 KB chunks, " +
-			"so that TTL reads and changes never touch it and APPEND, SETRANGE, SETBIT, GETRANGE or GETBIT touch only the chunks they need.",
+		Doc: "Longest string value a whole write (SET) keeps inside its key's metadata record; a longer one, " +
+			"or one over 4 KB that APPEND, SETRANGE, SETBIT or BITFIELD edited, is kept in 4 KB chunks, " +
+			"so that TTL reads and changes never touch it and edits, GETRANGE and GETBIT touch only the chunks they need.",
 	},
 	{
 		Name: "rocksdb.block_cache_size", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt32,

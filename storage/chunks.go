@@ -73,6 +73,16 @@ func (e *Engine) InlineValueMax() int {
 	return e.opts.InlineValueMax
 }
 
+// EditedInlineMax returns the longest string value kept inline after an
+// edit (a write of part of it: APPEND, SETRANGE, SETBIT, BITFIELD): the
+// smaller of InlineValueMax and one chunk. A longer edited value goes to
+// chunks (Engine.WriteRange), so that each later edit rewrites the chunks
+// it touches rather than the whole value: inline, a random SETBIT in a
+// 60 KB bitmap cost six times one in a chunked bitmap. Whole writes (SET)
+// keep values up to InlineValueMax inline, where a read needs no second
+// lookup.
+func (e *Engine) EditedInlineMax() int { return min(e.InlineValueMax(), chunkSize) }
+
 // NewTxnBatch is NewMultiBatch for a batch whose commands read what the
 // earlier ones wrote (EXEC, a pipelined group): it remembers the chunk
 // records it writes, which Engine.LoadValueRange reads when given the
