@@ -548,7 +548,8 @@ func (g *leGen) next() []string {
 func (g *leGen) pickArgs(list [][]string) []string { return list[g.rng.IntN(len(list))] }
 
 // prelude returns fixed cases at the boundaries the random stream may
-// miss: values crossing the inline maximum by APPEND and SETRANGE, edits
+// miss: values crossing the inline maximum by APPEND and SETRANGE, and
+// the edited values' (one chunk) by APPEND, SETRANGE and SETBIT, edits
 // spanning a chunk boundary or covering one chunk exactly, keys created
 // sparse by SETRANGE and SETBIT, a large value shrunk by SET, and the
 // errors and no-ops of SETRANGE and SETBIT.
@@ -569,6 +570,17 @@ func (g *leGen) prelude() [][]string {
 		{"SETRANGE", a, "65536", "z"}, // past it by SETRANGE
 		{"SETBIT", a, it(8 * 65537), "1"},
 		{"GETRANGE", a, "-3", "-1"},
+		{"SET", a, v(leChunk - 1)}, // an edit keeps up to a chunk inline
+		{"APPEND", a, "x"},         // a chunk exactly
+		{"APPEND", a, "y"},         // one byte more: an edit moves it to chunks
+		{"GETRANGE", a, "4090", "-1"},
+		{"SET", a, v(10000)},      // a whole write keeps it inline
+		{"SETRANGE", a, "0", "z"}, // an edit moves it to chunks
+		{"GET", a},
+		{"SETBIT", a, it(8*10000 + 3), "1"},
+		{"GETRANGE", a, "9995", "-1"},
+		{"SET", a, v(9000)}, // inline again: its chunks go
+		{"STRLEN", a},
 
 		{"SET", b, v(leChunk - 1)},
 		{"APPEND", b, v(30000)},

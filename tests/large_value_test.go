@@ -77,3 +77,37 @@ func TestLargeValues(t *testing.T) {
 		t.Fatalf("after GETDEL and GETSET: %q", check2)
 	}
 }
+
+// TestEditedValuesGoToChunks: a whole write keeps a value of up to 64 KiB
+// inline, and an edit keeps one of over 4 KiB in 4 KiB chunks, which
+// DEBUG CHECK-VALUES counts.
+func TestEditedValuesGoToChunks(t *testing.T) {
+	n := StartCairnEnv(t, leDebug)
+	r := n.Raw()
+	x := func(n int) string { return strings.Repeat("x", n) }
+	steps := []struct {
+		args   []string
+		chunks string
+	}{
+		{[]string{"SET", "k", x(4095)}, ":0\r\n"},
+		{[]string{"APPEND", "k", "x"}, ":0\r\n"}, // 4096 bytes: one chunk's worth, inline
+		{[]string{"APPEND", "k", "x"}, ":2\r\n"}, // 4097: two chunks
+		{[]string{"SET", "k", x(10000)}, ":0\r\n"},
+		{[]string{"SETRANGE", "k", "0", "y"}, ":3\r\n"},
+		{[]string{"SET", "k", x(9000)}, ":0\r\n"},
+		{[]string{"SETBIT", "k", "80000", "1"}, ":3\r\n"},
+		{[]string{"SET", "k", x(5000)}, ":0\r\n"},
+		{[]string{"BITFIELD", "k", "SET", "u8", "0", "65"}, ":2\r\n"},
+		{[]string{"SET", "k", x(70000)}, ":18\r\n"},
+		{[]string{"SET", "k", "small"}, ":0\r\n"},
+	}
+	for _, s := range steps {
+		r.Do(s.args...)
+		if got := r.Do("DEBUG", "CHECK-VALUES"); got != s.chunks {
+			t.Fatalf("after %s %s: DEBUG CHECK-VALUES %q, want %q", s.args[0], s.args[len(s.args)-1][:min(10, len(s.args[len(s.args)-1]))], got, s.chunks)
+		}
+	}
+	if got := r.Do("GET", "k"); got != "$5\r\nsmall\r\n" {
+		t.Fatalf("GET k = %q", got)
+	}
+}
