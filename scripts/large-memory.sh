@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
-. scripts/benchlib.sh # $work, $pids, free_port, wait_up, stop
+. scripts/benchlib.sh # $work, $pids, free_port, wait_up, stop, each_server
 size=${SIZE_MB:-100}
 head -c $((size << 20)) /dev/zero | tr '\0' 'v' >"$work/value"
 mb() { awk -v f="$2" '$1 == f":" {print int($2 / 1024)}' "/proc/$1/status"; } # pid field
@@ -57,20 +57,7 @@ replicated() { # name bin
 	stop "$p"
 }
 
-for b in "$@"; do
-	p=$(free_port)
-	"$b" --bind 127.0.0.1 --port "$p" --dir "$work/cairn-$p" --log-level warning >"$work/cairn-$p.log" 2>&1 &
-	pids+=($!)
-	wait_up "$p"
-	one "$b" "$p" "${pids[-1]}"
-	stop "$p"
-done
-p=$(free_port)
-redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --dir "$work" >"$work/redis-$p.log" 2>&1 &
-pids+=($!)
-wait_up "$p"
-one redis-server "$p" "${pids[-1]}"
-stop "$p"
+each_server one "$@"
 for b in "$@"; do
 	replicated "$b" "$b"
 done

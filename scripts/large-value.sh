@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { sed -n 2,10p "$0" >&2; exit 2; }
-. scripts/benchlib.sh # $work, $pids, free_port, wait_up, stop
+. scripts/benchlib.sh # $work, $pids, free_port, wait_up, stop, each_server
 size=${SIZE_MB:-100}
 head -c $((size << 20)) /dev/zero | tr '\0' 'v' >"$work/value"
 secs() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); python3 -c "print(f'{$e-$s:.2f}')"; }
@@ -27,17 +27,4 @@ run() { # name port pid
 	line="$line get=$(secs redis-cli -p "$2" get big2)"
 	echo "$line rss_mb=$(($(awk '/VmRSS/ {print $2}' "/proc/$3/status") / 1024))"
 }
-for b in "$@"; do
-	p=$(free_port)
-	"$b" --bind 127.0.0.1 --port "$p" --dir "$work/cairn-$p" --log-level warning >"$work/cairn-$p.log" 2>&1 &
-	pids+=($!)
-	wait_up "$p"
-	run "$b" "$p" "${pids[-1]}"
-	stop "$p"
-done
-p=$(free_port)
-redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no >"$work/redis-$p.log" 2>&1 &
-pids+=($!)
-wait_up "$p"
-run redis-server "$p" "${pids[-1]}"
-stop "$p"
+each_server run "$@"
