@@ -178,3 +178,23 @@ func decodeMetadata(v []byte) (Metadata, error) {
 // returned Value aliases v; an error means the value is not a metadata
 // record Cairn can read.
 func DecodeMetadata(v []byte) (Metadata, error) { return decodeMetadata(v) }
+
+// StoredSize returns about how many bytes key's record m (in ns) takes in
+// storage before Pebble compresses it: its metadata record (key and
+// value, an inline string included), its expiry-index record if it has a
+// TTL, and an out-of-line value's records, chunks counted as if none
+// were left out for holding only zeros. It reads nothing; MEMORY USAGE
+// reports it.
+func StoredSize(ns string, key []byte, m *Metadata) int64 {
+	n := int64(len(appendMetaKey(nil, ns, key)) + m.encodedLen())
+	if m.ExpireAt != 0 {
+		n += int64(len(expireKey(ns, m.ExpireAt, key)))
+	}
+	switch {
+	case m.Chunked():
+		n += int64(m.Size) + int64(chunkCount(m.Size))*int64(len(chunkKey(nil, ns, m.Version, 0)))
+	case m.External(): // format 1: one value record
+		n += int64(m.Size) + int64(len(valueKey(ns, key)))
+	}
+	return n
+}

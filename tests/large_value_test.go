@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestLargeValues: strings beyond the inline maximum (64 KiB by default)
@@ -109,5 +111,53 @@ func TestEditedValuesGoToChunks(t *testing.T) {
 	}
 	if got := r.Do("GET", "k"); got != "$5\r\nsmall\r\n" {
 		t.Fatalf("GET k = %q", got)
+	}
+}
+
+// TestMemoryUsage: MEMORY USAGE reports what a key takes in storage, so a
+// long value counts its bytes and a TTL its expiry entry, also inside a
+// namespace; MEMORY STATS is refused with a clear error, and DOCTOR,
+// MALLOC-STATS and HELP answer.
+func TestMemoryUsage(t *testing.T) {
+	n := StartCairn(t, "--requirepass", "pw")
+	c := n.Client(func(o *redis.Options) { o.Password = "pw" })
+	cx := ctx(t)
+	usage := func(key string) int64 {
+		t.Helper()
+		v, err := c.MemoryUsage(cx, key).Result()
+		if err != nil {
+			t.Fatalf("MEMORY USAGE %s: %v", key, err)
+		}
+		return v
+	}
+	must(t, c.Set(cx, "small", "v", 0).Err())
+	must(t, c.Set(cx, "big", strings.Repeat("x", 1<<20), 0).Err())
+	small, big := usage("small"), usage("big")
+	if small <= 1 || small > 64 || big < 1<<20 || big > 1<<20+1<<16 {
+		t.Fatalf("MEMORY USAGE small = %d, big = %d", small, big)
+	}
+	must(t, c.Expire(cx, "big", time.Hour).Err())
+	if got := usage("big"); got <= big {
+		t.Fatalf("MEMORY USAGE big with a TTL = %d, without %d", got, big)
+	}
+	must(t, c.Do(cx, "NAMESPACE", "ADD", "ns1", "tok1").Err())
+	nc := n.Client(func(o *redis.Options) { o.Password = "tok1" })
+	if err := nc.MemoryUsage(cx, "big").Err(); err != redis.Nil {
+		t.Fatalf("MEMORY USAGE of another namespace's key: %v, want nil", err)
+	}
+	must(t, nc.Set(cx, "big", strings.Repeat("y", 1<<20), 0).Err())
+	if got, err := nc.MemoryUsage(cx, "big").Result(); err != nil || got < 1<<20 {
+		t.Fatalf("MEMORY USAGE in a namespace = %d, %v", got, err)
+	}
+	if err := c.Do(cx, "MEMORY", "STATS").Err(); err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Fatalf("MEMORY STATS: %v", err)
+	}
+	for _, sub := range []string{"DOCTOR", "MALLOC-STATS"} {
+		if s, err := c.Do(cx, "MEMORY", sub).Text(); err != nil || s == "" {
+			t.Fatalf("MEMORY %s: %q, %v", sub, s, err)
+		}
+	}
+	if lines, err := c.Do(cx, "MEMORY", "HELP").StringSlice(); err != nil || len(lines) < 10 {
+		t.Fatalf("MEMORY HELP: %q, %v", lines, err)
 	}
 }
