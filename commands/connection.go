@@ -132,7 +132,8 @@ func cmdAuth(c *Ctx) {
 		c.W.Error(errSyntax)
 		return
 	}
-	if len(c.Args) == 3 && string(c.Args[1]) != "default" {
+	if len(c.Args) == 3 && string(c.Args[1]) != defaultUser {
+		c.noteAuthFailure(string(c.Args[1]))
 		c.W.Error(errWrongPass)
 		return
 	}
@@ -146,6 +147,7 @@ func cmdAuth(c *Ctx) {
 		return
 	}
 	if !c.authenticate(string(c.Args[len(c.Args)-1])) {
+		c.noteAuthFailure(defaultUser)
 		c.W.Error(errWrongPass)
 		return
 	}
@@ -184,7 +186,8 @@ func cmdHello(c *Ctx) {
 	}
 	if hasAuth {
 		open := c.Env.Config.String("requirepass") == ""
-		if string(user) != "default" || (!open && !c.authenticate(string(pass))) {
+		if string(user) != defaultUser || (!open && !c.authenticate(string(pass))) {
+			c.noteAuthFailure(string(user))
 			c.W.Error(errWrongPass)
 			return
 		}

@@ -137,6 +137,7 @@ type Env struct {
 	pause    clientPause
 	blocked  atomic.Int64 // commands blocked in Ctx.block, for INFO blocked_clients
 	slowlog  slowLog
+	acllog   aclLog
 	monitors monitorSet
 	saves    saveState
 	hot      hotSettings

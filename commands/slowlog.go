@@ -100,6 +100,11 @@ func redactedArgs(spec *Spec, args [][]byte) []bool {
 				r[i+1] = true
 			}
 		}
+	case "acl|setuser":
+		// Refused, but its rules may hold passwords (">secret").
+		for i := 2; i < len(args); i++ {
+			r[i] = true
+		}
 	case "namespace|add", "namespace|set":
 		for i := 3; i < len(args); i++ {
 			r[i] = true

@@ -179,6 +179,10 @@ var options = []Option{
 		Doc: "Commands running at least this many microseconds go to the slow log (SLOWLOG GET); -1 = none, 0 = all.",
 	},
 	{
+		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
+	},
+	{
 		Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries the slow log keeps; older ones are dropped.",
 	},
