@@ -146,6 +146,8 @@ func FuzzConnection(f *testing.F) {
 		"CONFIG SET slowlog-log-slower-than 0\r\nSLOWLOG GET -1\r\nSAVE\r\nBGSAVE\r\nLASTSAVE\r\nMONITOR\r\nPING\r\nGET k\r\nRESET\r\n",
 		"EXEC x\r\nMULTI\r\nSET a 1\r\nEXEC now\r\nGET a\r\nDEBUG SLEEP 0\r\nMULTI\r\nDEBUG x\r\nBGSAVE\r\nEXEC\r\nCLIENT UNBLOCK 1 ERROR\r\n" +
 			"SELECT 2147483648\r\nWATCH a\r\nSET a 2\r\nCLIENT INFO\r\nINFO cluster modules\r\nSUBSCRIBE c\r\nEXEC\r\nRESET\r\n",
+		"AUTH nobody pw\r\nHELLO 2 AUTH x y\r\nACL LOG 1\r\nCONFIG SET acllog-max-len 0\r\nAUTH a b\r\nACL LOG\r\nACL CAT string\r\n" +
+			"ACL DRYRUN default client\r\nACL DRYRUN default config get x\r\nACL GENPASS 4096\r\nACL GETUSER default\r\nACL LOG RESET\r\nACL SETUSER x >p\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
