@@ -86,11 +86,11 @@ type FindKeysKind uint8
 
 // The kinds of FindKeys.
 const (
-	// FindUnknown: the keys cannot be found from the spec.
+	// FindUnknown means the keys cannot be found from the spec.
 	FindUnknown FindKeysKind = iota
-	// FindRange: keys up to LastKey, every KeyStep arguments.
+	// FindRange finds the keys up to LastKey, KeyStep arguments apart.
 	FindRange
-	// FindKeyNum: an argument gives the number of keys.
+	// FindKeyNum finds as many keys as an argument says.
 	FindKeyNum
 )
 
@@ -128,9 +128,12 @@ func KeyNum(numIdx, firstKey, step int) FindKeys {
 type KeySpec struct {
 	// Notes explains the flags where they are not obvious.
 	Notes string
+	// Flags say how the command uses the keys.
 	Flags KeyFlag
+	// Begin tells where the search for the keys starts.
 	Begin BeginSearch
-	Find  FindKeys
+	// Find tells which arguments from there are keys.
+	Find FindKeys
 }
 
 // Key returns the spec of the single key at argument i.
