@@ -15,13 +15,13 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "setbit", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.2.0", Summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", Handler: cmdSetBit},
-		&Spec{Name: "getbit", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.2.0", Summary: "Returns a bit value by offset.", Handler: cmdGetBit},
-		&Spec{Name: "bitcount", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.6.0", Summary: "Counts the number of set bits (population counting) in a string.", Handler: cmdBitCount},
-		&Spec{Name: "bitpos", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "2.8.7", Summary: "Finds the first set (1) or clear (0) bit in a string.", Handler: cmdBitPos},
-		&Spec{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Group: "bitmap", Since: "2.6.0", Summary: "Performs bitwise operations on multiple strings, and stores the result.", Handler: cmdBitOp},
-		&Spec{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "3.2.0", Summary: "Performs arbitrary bitfield integer operations on strings.", Handler: cmdBitField},
-		&Spec{Name: "bitfield_ro", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "bitmap", Since: "6.0.0", Summary: "Performs arbitrary read-only bitfield integer operations on strings.", Handler: cmdBitFieldRO},
+		&Spec{Name: "setbit", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "bitmap", Since: "2.2.0", Summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", Handler: cmdSetBit},
+		&Spec{Name: "getbit", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "bitmap", Since: "2.2.0", Summary: "Returns a bit value by offset.", Handler: cmdGetBit},
+		&Spec{Name: "bitcount", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "bitmap", Since: "2.6.0", Summary: "Counts the number of set bits (population counting) in a string.", Handler: cmdBitCount},
+		&Spec{Name: "bitpos", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "bitmap", Since: "2.8.7", Summary: "Finds the first set (1) or clear (0) bit in a string.", Handler: cmdBitPos},
+		&Spec{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1, KeySpecs: []KeySpec{Key(2, KeyOW|KeyUpdate), KeyRange(3, -1, 1, KeyRO|KeyAccess)}, Group: "bitmap", Since: "2.6.0", Summary: "Performs bitwise operations on multiple strings, and stores the result.", Handler: cmdBitOp},
+		&Spec{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate|KeyVariableFlags).Note("This command allows both access and modification of the key")}, KeyFlagsOf: bitfieldKeyFlags, Group: "bitmap", Since: "3.2.0", Summary: "Performs arbitrary bitfield integer operations on strings.", Handler: cmdBitField},
+		&Spec{Name: "bitfield_ro", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "bitmap", Since: "6.0.0", Summary: "Performs arbitrary read-only bitfield integer operations on strings.", Handler: cmdBitFieldRO},
 	)
 }
 
@@ -749,4 +749,22 @@ func signedOverflow(value, incr, width int64, policy string) (bool, int64) {
 		return true, minV
 	}
 	return false, 0
+}
+
+// bitfieldKeyFlags gives the flags of BITFIELD's key in one command line:
+// read-only when it has only complete GET and OVERFLOW operations, else
+// read and write (SET, INCRBY, or a syntax error, taken as a write).
+func bitfieldKeyFlags(args [][]byte) KeyFlag {
+	for i := 2; i < len(args); i++ {
+		rest := len(args) - i - 1
+		switch op := lower(args[i]); {
+		case op == "get" && rest >= 2:
+			i += 2
+		case op == "overflow" && rest >= 1:
+			i++
+		default:
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyRO | KeyAccess
 }

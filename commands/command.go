@@ -6,14 +6,15 @@ import (
 )
 
 func init() {
-	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", ACL: []string{"connection"}, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
+	register(&Spec{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Tips: []string{"nondeterministic_output_order"}, Group: "server", ACL: []string{"connection"}, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Handler: cmdCommand,
 		Subcommands: map[string]*Spec{
-			"count":   {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
-			"info":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
-			"docs":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Handler: cmdCommandDocs},
-			"list":    {Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Returns a list of command names.", Handler: cmdCommandList},
-			"getkeys": {Arity: -4, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Extracts the key names from an arbitrary command.", Handler: cmdCommandGetKeys},
-			"help":    {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdCommandHelp},
+			"count":           {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Handler: cmdCommandCount},
+			"info":            {Arity: -2, Flags: FlagLoading | FlagStale, Tips: []string{"nondeterministic_output_order"}, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Handler: cmdCommandInfo},
+			"docs":            {Arity: -2, Flags: FlagLoading | FlagStale, Tips: []string{"nondeterministic_output_order"}, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Handler: cmdCommandDocs},
+			"list":            {Arity: -2, Flags: FlagLoading | FlagStale, Tips: []string{"nondeterministic_output_order"}, Since: "7.0.0", Summary: "Returns a list of command names.", Handler: cmdCommandList},
+			"getkeys":         {Arity: -4, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Extracts the key names from an arbitrary command.", Handler: cmdCommandGetKeys},
+			"getkeysandflags": {Arity: -4, Flags: FlagLoading | FlagStale, Since: "7.0.0", Summary: "Extracts the key names and access flags for an arbitrary command.", Handler: cmdCommandGetKeysAndFlags},
+			"help":            {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdCommandHelp},
 		}})
 }
 
@@ -47,9 +48,13 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	for _, cat := range cats {
 		c.W.SimpleString("@" + cat)
 	}
-	c.W.Set(0)
-	c.W.Array(0)
+	writeTips(c, s.Tips)
+	writeKeySpecs(c, s.KeySpecs)
 	subs := sortedSubcommands(s)
+	if len(subs) == 0 {
+		c.W.Set(0) // as Redis 7.0 writes no subcommands in RESP3
+		return
+	}
 	c.W.Array(len(subs))
 	for _, sub := range subs {
 		writeCommandInfo(c, sub)
@@ -171,10 +176,19 @@ func cmdCommandList(c *Ctx) {
 	}
 }
 
-// cmdCommandGetKeys replies with the keys a command line names, from its
-// spec's key positions; channels (the shard Pub/Sub commands') are not
-// keys here, as in Redis.
-func cmdCommandGetKeys(c *Ctx) {
+// cmdCommandGetKeys replies with the keys a command line names.
+func cmdCommandGetKeys(c *Ctx) { getKeys(c, false) }
+
+// cmdCommandGetKeysAndFlags replies with the keys a command line names,
+// each with the flags of its key spec: [key, [flag ...]] pairs.
+func cmdCommandGetKeysAndFlags(c *Ctx) { getKeys(c, true) }
+
+// getKeys finds the keys of the command line after COMMAND GETKEYS or
+// GETKEYSANDFLAGS by its command's key specs, with Redis's errors, in
+// Redis's order: an unknown command or subcommand, a command without keys
+// (shard channels are not keys), a wrong number of arguments, key specs
+// that do not fit the arguments.
+func getKeys(c *Ctx, withFlags bool) {
 	args := c.Args[2:]
 	s := Lookup(args[0])
 	if s != nil && s.Subcommands != nil && len(args) > 1 {
@@ -184,21 +198,27 @@ func cmdCommandGetKeys(c *Ctx) {
 	case s == nil:
 		c.W.Error("ERR Invalid command specified")
 		return
+	case !s.hasKeys():
+		c.W.Error("ERR The command has no key arguments")
+		return
 	case !s.ArityOK(len(args)):
 		c.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	var keys [][]byte
-	if s.Flags&FlagPubSub == 0 {
-		keys = s.Keys(args)
-	}
-	if len(keys) == 0 {
-		c.W.Error("ERR The command has no key arguments")
+	refs, ok := s.keyRefs(args)
+	if !ok || len(refs) == 0 {
+		c.W.Error("ERR Invalid arguments specified for command")
 		return
 	}
-	c.W.Array(len(keys))
-	for _, k := range keys {
-		c.W.Bulk(k)
+	c.W.Array(len(refs))
+	for _, r := range refs {
+		if !withFlags {
+			c.W.Bulk(args[r.pos])
+			continue
+		}
+		c.W.Array(2)
+		c.W.Bulk(args[r.pos])
+		writeKeyFlags(c, r.flags)
 	}
 }
 
@@ -208,7 +228,12 @@ func cmdCommandHelp(c *Ctx) {
 		"COUNT", "    Return the total number of commands in this Redis server.",
 		"LIST", "    Return a list of all commands in this Redis server.",
 		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
 		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
 		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
 	})
 }

@@ -16,7 +16,7 @@ const defaultNamespaceName = "__namespace"
 
 func init() {
 	register(
-		&Spec{Name: "ping", Arity: -1, Flags: FlagFast, Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response.", Handler: cmdPing},
+		&Spec{Name: "ping", Arity: -1, Flags: FlagFast, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Group: "connection", Since: "1.0.0", Summary: "Returns the server's liveliness response.", Handler: cmdPing},
 		&Spec{Name: "echo", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale, Group: "connection", Since: "1.0.0", Summary: "Returns the given string.", Handler: cmdEcho},
 		&Spec{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Handler: cmdQuit},
 		&Spec{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Handler: cmdReset},
@@ -28,8 +28,8 @@ func init() {
 				"id":           {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Handler: cmdClientID},
 				"setname":      {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Sets the connection name.", Handler: cmdClientSetName},
 				"getname":      {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Returns the name of the connection.", Handler: cmdClientGetName},
-				"list":         {Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Lists open connections.", Handler: cmdClientList},
-				"info":         {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about the connection.", Handler: cmdClientInfo},
+				"list":         {Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Tips: []string{"nondeterministic_output"}, Since: "2.4.0", Summary: "Lists open connections.", Handler: cmdClientList},
+				"info":         {Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Tips: []string{"nondeterministic_output"}, Since: "6.2.0", Summary: "Returns information about the connection.", Handler: cmdClientInfo},
 				"kill":         {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Summary: "Terminates open connections.", Handler: cmdClientKill},
 				"help":         {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdClientHelp},
 				"reply":        {Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Handler: cmdClientReply},

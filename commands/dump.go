@@ -15,8 +15,8 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "dump", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Summary: "Returns a serialized representation of the value stored at a key.", Handler: cmdDump},
-		&Spec{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "2.6.0", Summary: "Creates a key from the serialized representation of a value.", Handler: cmdRestore},
+		&Spec{Name: "dump", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Tips: []string{"nondeterministic_output"}, Group: "generic", Since: "2.6.0", Summary: "Returns a serialized representation of the value stored at a key.", Handler: cmdDump},
+		&Spec{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyOW|KeyUpdate)}, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "2.6.0", Summary: "Creates a key from the serialized representation of a value.", Handler: cmdRestore},
 	)
 }
 

@@ -12,36 +12,36 @@ import (
 )
 
 func init() {
-	k1 := func(name string, arity int, flags Flag, since, summary string, h Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: since, Summary: summary, Handler: h}
+	k1 := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, h Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "generic", Since: since, Summary: summary, Handler: h}
 	}
 	register(
-		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Handler: cmdDel},
-		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Handler: cmdUnlink},
-		&Spec{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
+		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRM|KeyDelete)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Handler: cmdDel},
+		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRM|KeyDelete)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Handler: cmdUnlink},
+		&Spec{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRO)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Handler: cmdExists},
 		// TOUCH is EXISTS here: Cairn keeps no access times to update.
-		&Spec{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Since: "3.2.1", Summary: "Counts the given keys that exist (a key named twice counts twice); Cairn keeps no access times to update.", Handler: cmdExists},
-		k1("expire", -3, FlagWrite|FlagFast, "1.0.0", "Sets the expiration time of a key in seconds.", cmdExpire),
-		k1("pexpire", -3, FlagWrite|FlagFast, "2.6.0", "Sets the expiration time of a key in milliseconds.", cmdPExpire),
-		k1("expireat", -3, FlagWrite|FlagFast, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", cmdExpireAt),
-		k1("pexpireat", -3, FlagWrite|FlagFast, "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", cmdPExpireAt),
-		k1("expiretime", 2, FlagReadOnly|FlagFast, "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", cmdExpireTime),
-		k1("pexpiretime", 2, FlagReadOnly|FlagFast, "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", cmdPExpireTime),
-		k1("persist", 2, FlagWrite|FlagFast, "2.2.0", "Removes the expiration time of a key.", cmdPersist),
-		k1("ttl", 2, FlagReadOnly|FlagFast, "1.0.0", "Returns the expiration time in seconds of a key.", cmdTTL),
-		k1("pttl", 2, FlagReadOnly|FlagFast, "2.6.0", "Returns the expiration time in milliseconds of a key.", cmdPTTL),
-		k1("type", 2, FlagReadOnly|FlagFast, "1.0.0", "Determines the type of value stored at a key.", cmdType),
-		&Spec{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
-		&Spec{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
-		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
-		&Spec{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "1.0.0", Summary: "Moves a key to another database.", Handler: cmdMove},
+		&Spec{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRO)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "3.2.1", Summary: "Counts the given keys that exist (a key named twice counts twice); Cairn keeps no access times to update.", Handler: cmdExists},
+		k1("expire", -3, FlagWrite|FlagFast, KeyRW|KeyUpdate, "1.0.0", "Sets the expiration time of a key in seconds.", cmdExpire),
+		k1("pexpire", -3, FlagWrite|FlagFast, KeyRW|KeyUpdate, "2.6.0", "Sets the expiration time of a key in milliseconds.", cmdPExpire),
+		k1("expireat", -3, FlagWrite|FlagFast, KeyRW|KeyUpdate, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", cmdExpireAt),
+		k1("pexpireat", -3, FlagWrite|FlagFast, KeyRW|KeyUpdate, "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", cmdPExpireAt),
+		k1("expiretime", 2, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", cmdExpireTime),
+		k1("pexpiretime", 2, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", cmdPExpireTime),
+		k1("persist", 2, FlagWrite|FlagFast, KeyRW|KeyUpdate, "2.2.0", "Removes the expiration time of a key.", cmdPersist),
+		withTips(k1("ttl", 2, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "1.0.0", "Returns the expiration time in seconds of a key.", cmdTTL), "nondeterministic_output"),
+		withTips(k1("pttl", 2, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "2.6.0", "Returns the expiration time in milliseconds of a key.", cmdPTTL), "nondeterministic_output"),
+		k1("type", 2, FlagReadOnly|FlagFast, KeyRO, "1.0.0", "Determines the type of value stored at a key.", cmdType),
+		&Spec{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyDelete), Key(2, KeyOW|KeyUpdate)}, Group: "generic", Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Handler: cmdRename},
+		&Spec{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyDelete), Key(2, KeyOW|KeyInsert)}, Group: "generic", Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Handler: cmdRenameNX},
+		&Spec{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess), Key(2, KeyOW|KeyUpdate)}, Group: "generic", Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Handler: cmdCopy},
+		&Spec{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "generic", Since: "1.0.0", Summary: "Moves a key to another database.", Handler: cmdMove},
 		&Spec{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "4.0.0", Summary: "Swaps two Redis databases.", Handler: cmdSwapDB},
-		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
-		&Spec{Name: "scan", Arity: -2, Flags: FlagReadOnly, Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Handler: cmdScan},
-		&Spec{Name: "randomkey", Arity: 1, Flags: FlagReadOnly, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
-		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast, Group: "server", ACL: []string{"keyspace"}, Since: "1.0.0", Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
-		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Remove all keys from the current database.", Handler: cmdFlushDB},
-		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
+		&Spec{Name: "keys", Arity: 2, Flags: FlagReadOnly, Tips: []string{"request_policy:all_shards", "nondeterministic_output_order"}, Group: "generic", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Handler: cmdKeys},
+		&Spec{Name: "scan", Arity: -2, Flags: FlagReadOnly, Tips: []string{"nondeterministic_output", "request_policy:special"}, Group: "generic", Since: "2.8.0", Summary: "Iterates over the key names in the database.", Handler: cmdScan},
+		&Spec{Name: "randomkey", Arity: 1, Flags: FlagReadOnly, Tips: []string{"request_policy:all_shards", "nondeterministic_output"}, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Handler: cmdRandomKey},
+		&Spec{Name: "dbsize", Arity: 1, Flags: FlagReadOnly | FlagFast, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, Group: "server", ACL: []string{"keyspace"}, Since: "1.0.0", Summary: "Returns the number of keys in the database.", Handler: cmdDBSize},
+		&Spec{Name: "flushdb", Arity: -1, Flags: FlagWrite, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Remove all keys from the current database.", Handler: cmdFlushDB},
+		&Spec{Name: "flushall", Arity: -1, Flags: FlagWrite, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Group: "server", ACL: []string{"keyspace", "dangerous"}, Since: "1.0.0", Summary: "Removes all keys from all databases.", Handler: cmdFlushAll},
 	)
 }
 

@@ -13,12 +13,12 @@ func init() {
 	const flags = FlagAdmin | FlagNoScript | FlagLoading | FlagStale
 	register(&Spec{Name: "latency", Arity: -2, Group: "server", Since: "2.8.13", Summary: "A container for latency diagnostics commands.",
 		Subcommands: map[string]*Spec{
-			"histogram": {Arity: -2, Flags: flags, Since: "7.0.0", Summary: "Returns the cumulative distribution of latencies of a subset or all commands.", Handler: cmdLatencyHistogram},
-			"latest":    {Arity: 2, Flags: flags, Since: "2.8.13", Summary: "Returns the latest latency samples for all events.", Handler: cmdLatencyLatest},
-			"history":   {Arity: 3, Flags: flags, Since: "2.8.13", Summary: "Returns timestamp-latency samples for an event.", Handler: cmdLatencyLatest},
-			"reset":     {Arity: -2, Flags: flags, Since: "2.8.13", Summary: "Resets the latency data for one or more events.", Handler: cmdLatencyReset},
-			"graph":     {Arity: 3, Flags: flags, Since: "2.8.13", Summary: "Returns a latency graph for an event.", Handler: cmdLatencyGraph},
-			"doctor":    {Arity: 2, Flags: flags, Since: "2.8.13", Summary: "Returns a human-readable latency analysis report.", Handler: cmdLatencyDoctor},
+			"histogram": {Arity: -2, Flags: flags, Tips: []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}, Since: "7.0.0", Summary: "Returns the cumulative distribution of latencies of a subset or all commands.", Handler: cmdLatencyHistogram},
+			"latest":    {Arity: 2, Flags: flags, Tips: []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}, Since: "2.8.13", Summary: "Returns the latest latency samples for all events.", Handler: cmdLatencyLatest},
+			"history":   {Arity: 3, Flags: flags, Tips: []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}, Since: "2.8.13", Summary: "Returns timestamp-latency samples for an event.", Handler: cmdLatencyLatest},
+			"reset":     {Arity: -2, Flags: flags, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Since: "2.8.13", Summary: "Resets the latency data for one or more events.", Handler: cmdLatencyReset},
+			"graph":     {Arity: 3, Flags: flags, Tips: []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}, Since: "2.8.13", Summary: "Returns a latency graph for an event.", Handler: cmdLatencyGraph},
+			"doctor":    {Arity: 2, Flags: flags, Tips: []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}, Since: "2.8.13", Summary: "Returns a human-readable latency analysis report.", Handler: cmdLatencyDoctor},
 			"help":      {Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns helpful text about the different subcommands.", Handler: cmdLatencyHelp},
 		}})
 }

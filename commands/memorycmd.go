@@ -11,15 +11,19 @@ func init() {
 	plain := func(summary string, h Handler) *Spec {
 		return &Spec{Arity: 2, Since: "4.0.0", Summary: summary, Handler: h}
 	}
+	// Redis's tips for a command a cluster client sends to every shard:
+	// a report (its reply is shard-specific) or an action.
+	report := []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
+	action := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	register(&Spec{Name: "memory", Arity: -2, Group: "server", Since: "4.0.0",
 		Summary: "A container for memory diagnostics commands.",
 		Subcommands: map[string]*Spec{
-			"usage": {Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0",
+			"usage": {Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(2, KeyRO)}, Since: "4.0.0",
 				Summary: "Estimates the storage a key and its value take.", Handler: cmdMemoryUsage},
-			"purge":        plain("Returns the memory the server has freed to the system.", cmdMemoryPurge),
-			"doctor":       plain("Outputs a memory problems report.", cmdMemoryDoctor),
-			"malloc-stats": plain("Returns the allocator's statistics.", cmdMemoryMallocStats),
-			"stats":        plain("Returns details about memory usage; not supported by Cairn (see INFO memory).", cmdMemoryStats),
+			"purge":        withTips(plain("Returns the memory the server has freed to the system.", cmdMemoryPurge), action...),
+			"doctor":       withTips(plain("Outputs a memory problems report.", cmdMemoryDoctor), report...),
+			"malloc-stats": withTips(plain("Returns the allocator's statistics.", cmdMemoryMallocStats), report...),
+			"stats":        withTips(plain("Returns details about memory usage; not supported by Cairn (see INFO memory).", cmdMemoryStats), report...),
 			"help":         {Arity: 2, Flags: FlagLoading | FlagStale, Since: "4.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdMemoryHelp},
 		}})
 }

@@ -8,7 +8,8 @@ import (
 
 func init() {
 	key := func(summary string, h Handler) *Spec {
-		return &Spec{Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Summary: summary, Handler: h}
+		return &Spec{Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(2, KeyRO)},
+			Tips: []string{"nondeterministic_output"}, Since: "2.2.3", Summary: summary, Handler: h}
 	}
 	register(&Spec{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3",
 		Summary: "A container for object introspection commands.",

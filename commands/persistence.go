@@ -16,7 +16,7 @@ func init() {
 	register(
 		&Spec{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, Group: "server", Since: "1.0.0", Summary: "Makes every acknowledged write durable on disk.", Handler: cmdSave},
 		&Spec{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, Group: "server", Since: "1.0.0", Summary: "Makes every acknowledged write durable on disk, in the background.", Handler: cmdBgSave},
-		&Spec{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", ACL: []string{"admin", "dangerous"}, Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
+		&Spec{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Tips: []string{"nondeterministic_output"}, Group: "server", ACL: []string{"admin", "dangerous"}, Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Handler: cmdLastSave},
 	)
 }
 

@@ -12,9 +12,17 @@ func init() {
 		return &Spec{Name: name, Arity: arity, Flags: flags, Group: "pubsub", Since: since, Summary: summary, Handler: h}
 	}
 	// Shard channels name their keys, as in Redis, where a channel's
-	// hash slot is its key's (Cairn only reports the positions).
+	// hash slot is its key's (Cairn only reports the positions). Their
+	// key spec marks them as not keys: last is the last channel's index,
+	// or counted from the end when negative, and the spec's is relative to
+	// the first channel.
 	sharded := func(s *Spec, last int) *Spec {
 		s.FirstKey, s.LastKey, s.Step = 1, last, 1
+		rel := last
+		if last > 0 {
+			rel = last - 1
+		}
+		s.KeySpecs = []KeySpec{KeyRange(1, rel, 1, KeyNotKey)}
 		return s
 	}
 	const subFlags = FlagPubSub | FlagNoScript | FlagLoading | FlagStale

@@ -20,7 +20,7 @@ func init() {
 			Summary: "Sets a Redis server as a replica of another, or promotes it to being a master.", Handler: cmdReplicaOf},
 		&Spec{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", ACL: []string{"admin", "dangerous"}, Since: "2.8.12",
 			Summary: "Returns the replication role.", Handler: cmdRole},
-		&Spec{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", ACL: []string{"connection"}, Since: "3.0.0",
+		&Spec{Name: "wait", Arity: 3, Flags: FlagNoScript, Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}, Group: "generic", ACL: []string{"connection"}, Since: "3.0.0",
 			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Handler: cmdWait},
 	)
 }

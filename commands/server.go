@@ -22,13 +22,13 @@ func init() {
 		&Spec{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands.",
 			Subcommands: map[string]*Spec{
 				"get":       {Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Handler: cmdConfigGet},
-				"set":       {Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: cmdConfigSet},
+				"set":       {Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Handler: cmdConfigSet},
 				"resetstat": {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Resets the server's statistics.", Handler: cmdConfigResetStat},
 				"rewrite":   {Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Handler: cmdConfigRewrite},
 				"help":      {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdConfigHelp},
 			}},
-		&Spec{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", ACL: []string{"dangerous"}, Since: "1.0.0", Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
-		&Spec{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Handler: cmdTime},
+		&Spec{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Group: "server", ACL: []string{"dangerous"}, Since: "1.0.0", Summary: "Returns information and statistics about the server.", Handler: cmdInfo},
+		&Spec{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Tips: []string{"nondeterministic_output"}, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Handler: cmdTime},
 		&Spec{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, Group: "server", Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Handler: cmdShutdown},
 	)
 }

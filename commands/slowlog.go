@@ -11,9 +11,9 @@ func init() {
 	const flags = FlagAdmin | FlagLoading | FlagStale
 	register(&Spec{Name: "slowlog", Arity: -2, Group: "server", Since: "2.2.12", Summary: "A container for slow log commands.",
 		Subcommands: map[string]*Spec{
-			"get":   {Arity: -2, Flags: flags, ACL: []string{"dangerous"}, Since: "2.2.12", Summary: "Returns the slow log's entries.", Handler: cmdSlowlogGet},
-			"len":   {Arity: 2, Flags: flags, ACL: []string{"dangerous"}, Since: "2.2.12", Summary: "Returns the number of entries in the slow log.", Handler: cmdSlowlogLen},
-			"reset": {Arity: 2, Flags: flags, ACL: []string{"dangerous"}, Since: "2.2.12", Summary: "Clears all entries from the slow log.", Handler: cmdSlowlogReset},
+			"get":   {Arity: -2, Flags: flags, ACL: []string{"dangerous"}, Tips: []string{"request_policy:all_nodes", "nondeterministic_output"}, Since: "2.2.12", Summary: "Returns the slow log's entries.", Handler: cmdSlowlogGet},
+			"len":   {Arity: 2, Flags: flags, ACL: []string{"dangerous"}, Tips: []string{"request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"}, Since: "2.2.12", Summary: "Returns the number of entries in the slow log.", Handler: cmdSlowlogLen},
+			"reset": {Arity: 2, Flags: flags, ACL: []string{"dangerous"}, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Since: "2.2.12", Summary: "Clears all entries from the slow log.", Handler: cmdSlowlogReset},
 			"help":  {Arity: 2, Flags: FlagLoading | FlagStale, Since: "6.2.0", Summary: "Show helpful text about the different subcommands.", Handler: cmdSlowlogHelp},
 		}})
 }

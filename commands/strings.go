@@ -10,28 +10,28 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "get", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the string value of a key.", Handler: cmdGet},
-		&Spec{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet},
-		&Spec{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX},
-		&Spec{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Handler: cmdSetEX},
-		&Spec{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdPSetEX},
-		&Spec{Name: "mget", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
-		&Spec{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically creates or modifies the string values of one or more keys.", Handler: cmdMSet},
-		&Spec{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Handler: cmdMSetNX},
-		&Spec{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet},
-		&Spec{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel},
-		&Spec{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEx},
-		&Spec{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend},
-		&Spec{Name: "strlen", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Returns the length of a string value.", Handler: cmdStrlen},
-		&Spec{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.2.0", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange},
-		&Spec{Name: "lcs", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 2, Step: 1, Group: "string", Since: "7.0.0", Summary: "Finds the longest common substring.", Handler: cmdLCS},
-		&Spec{Name: "getrange", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange},
-		&Spec{Name: "substr", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Returns a substring from a string value.", Handler: cmdGetRange},
-		&Spec{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr},
-		&Spec{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecr},
-		&Spec{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrBy},
-		&Spec{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0", Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecrBy},
-		&Spec{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrByFloat},
+		&Spec{Name: "get", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "string", Since: "1.0.0", Summary: "Returns the string value of a key.", Handler: cmdGet},
+		&Spec{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate|KeyVariableFlags).Note("RW and ACCESS due to the optional `GET` argument")}, KeyFlagsOf: setKeyFlags, Group: "string", Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Handler: cmdSet},
+		&Spec{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyOW|KeyInsert)}, Group: "string", Since: "1.0.0", Summary: "Set the string value of a key only when the key doesn't exist.", Handler: cmdSetNX},
+		&Spec{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyOW|KeyUpdate)}, Group: "string", Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Handler: cmdSetEX},
+		&Spec{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyOW|KeyUpdate)}, Group: "string", Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Handler: cmdPSetEX},
+		&Spec{Name: "mget", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRO|KeyAccess)}, Tips: []string{"request_policy:multi_shard"}, Group: "string", Since: "1.0.0", Summary: "Atomically returns the string values of one or more keys.", Handler: cmdMGet},
+		&Spec{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, KeySpecs: []KeySpec{KeyRange(1, -1, 2, KeyOW|KeyUpdate)}, Tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"}, Group: "string", Since: "1.0.1", Summary: "Atomically creates or modifies the string values of one or more keys.", Handler: cmdMSet},
+		&Spec{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, KeySpecs: []KeySpec{KeyRange(1, -1, 2, KeyOW|KeyInsert)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_min"}, Group: "string", Since: "1.0.1", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Handler: cmdMSetNX},
+		&Spec{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Handler: cmdGetSet},
+		&Spec{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyDelete)}, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Handler: cmdGetDel},
+		&Spec{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate).Note("RW and UPDATE because it changes the TTL")}, Group: "string", Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Handler: cmdGetEx},
+		&Spec{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyInsert)}, Group: "string", Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Handler: cmdAppend},
+		&Spec{Name: "strlen", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO)}, Group: "string", Since: "2.2.0", Summary: "Returns the length of a string value.", Handler: cmdStrlen},
+		&Spec{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyUpdate)}, Group: "string", Since: "2.2.0", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Handler: cmdSetRange},
+		&Spec{Name: "lcs", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{KeyRange(1, 1, 1, KeyRO|KeyAccess)}, Group: "string", Since: "7.0.0", Summary: "Finds the longest common substring.", Handler: cmdLCS},
+		&Spec{Name: "getrange", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "string", Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Handler: cmdGetRange},
+		&Spec{Name: "substr", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRO|KeyAccess)}, Group: "string", Since: "1.0.0", Summary: "Returns a substring from a string value.", Handler: cmdGetRange},
+		&Spec{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncr},
+		&Spec{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "1.0.0", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecr},
+		&Spec{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "1.0.0", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrBy},
+		&Spec{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "1.0.0", Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Handler: cmdDecrBy},
+		&Spec{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyUpdate)}, Group: "string", Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Handler: cmdIncrByFloat},
 	)
 }
 
@@ -755,4 +755,15 @@ func cmdLCS(c *Ctx) {
 	}
 	c.W.BulkString("len")
 	c.W.Int(int64(total))
+}
+
+// setKeyFlags gives the flags of SET's key in one command line: a GET
+// argument after the value makes SET read the key as well as overwrite it.
+func setKeyFlags(args [][]byte) KeyFlag {
+	for i := 3; i < len(args); i++ {
+		if lower(args[i]) == "get" {
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyOW | KeyUpdate
 }

@@ -132,9 +132,20 @@ type Spec struct {
 	FirstKey int
 	LastKey  int
 	Step     int
-	Group    string
-	Summary  string
-	Since    string
+	// KeySpecs are the command's key specifications, in Redis's order:
+	// COMMAND INFO lists them and COMMAND GETKEYS and GETKEYSANDFLAGS
+	// find the keys of a command line with them.
+	KeySpecs []KeySpec
+	// KeyFlagsOf gives, for a command whose key spec has
+	// KeyVariableFlags, the flags of its keys in one command line (args,
+	// the command name first).
+	KeyFlagsOf func(args [][]byte) KeyFlag
+	// Tips are Redis's command tips (nondeterministic_output,
+	// request_policy:..., response_policy:...), in Redis's order.
+	Tips    []string
+	Group   string
+	Summary string
+	Since   string
 	// ACL lists the ACL categories the command has beyond those its
 	// flags imply, where its group's (groupCategory) is not right.
 	ACL     []string
@@ -146,6 +157,12 @@ type Spec struct {
 	parent *Spec
 	// stats are the command's INFO commandstats counters.
 	stats commandStats
+}
+
+// withTips returns s with its command tips set.
+func withTips(s *Spec, tips ...string) *Spec {
+	s.Tips = tips
+	return s
 }
 
 // commandStats counts a command's runs for INFO commandstats, as Redis

@@ -23,7 +23,7 @@ func init() {
 		// busy, as in Redis.
 		&Spec{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Handler: cmdExec},
 		tx("discard", 1, 0, "2.0.0", "Discards a transaction.", cmdDiscard),
-		&Spec{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
+		&Spec{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRO)}, Group: "transactions", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Handler: cmdWatch},
 		tx("unwatch", 1, 0, "2.2.0", "Forgets about watched keys of a transaction.", cmdUnwatch),
 	)
 }
