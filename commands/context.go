@@ -138,6 +138,7 @@ type Env struct {
 	blocked  atomic.Int64 // commands blocked in Ctx.block, for INFO blocked_clients
 	slowlog  slowLog
 	acllog   aclLog
+	failover failover
 	monitors monitorSet
 	saves    saveState
 	hot      hotSettings

@@ -27,8 +27,13 @@ type clientPause struct {
 	mu      sync.Mutex
 	until   time.Time
 	all     bool          // ALL mode; WRITE otherwise
+	held    bool          // a failover holds writes back (hold) until release, whatever CLIENT PAUSE does
 	changed chan struct{} // closed and replaced when the pause changes
 }
+
+// heldFor stands for the end of a failover's hold, which has none: a
+// waiter wakes when release signals the change.
+const heldFor = time.Hour
 
 // pauseHolds reports whether a WRITE pause holds back spec's command for
 // cl (an ALL pause holds back every command): a write or PUBLISH, or EXEC
@@ -62,11 +67,16 @@ func (p *clientPause) state() pauseState {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !time.Now().Before(p.until) {
-		p.endLocked()
-		return pauseState{}
+	now := time.Now()
+	timed := now.Before(p.until)
+	switch {
+	case timed && !p.held:
+		return pauseState{until: p.until, all: p.all, ok: true, changed: p.changed}
+	case p.held:
+		return pauseState{until: now.Add(heldFor), all: timed && p.all, ok: true, changed: p.changed}
 	}
-	return pauseState{until: p.until, all: p.all, ok: true, changed: p.changed}
+	p.endLocked()
+	return pauseState{}
 }
 
 // paused reports whether a pause is in effect: expiry waits while it is.
@@ -100,10 +110,43 @@ func (p *clientPause) pause(until time.Time, all, self bool) {
 	}
 }
 
-// unpause ends the pause at once (CLIENT UNPAUSE).
+// unpause ends the pause at once (CLIENT UNPAUSE); a failover's hold
+// stays.
 func (p *clientPause) unpause() {
 	p.mu.Lock()
-	p.endLocked()
+	p.until, p.all = time.Time{}, false
+	if p.held {
+		p.signalLocked()
+	} else {
+		p.endLocked()
+	}
+	p.mu.Unlock()
+}
+
+// hold holds writes back as a WRITE pause does, until release, and
+// returns once no write that passed the gate is still running: from then
+// on the node's replication offset does not move. CLIENT UNPAUSE does
+// not end it.
+func (p *clientPause) hold() {
+	p.mu.Lock()
+	p.held = true
+	p.active.Store(true)
+	p.signalLocked()
+	p.mu.Unlock()
+	for p.inflight.Load() > 0 {
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// release ends what hold began; a CLIENT PAUSE in effect goes on.
+func (p *clientPause) release() {
+	p.mu.Lock()
+	p.held = false
+	if time.Now().Before(p.until) {
+		p.signalLocked()
+	} else {
+		p.endLocked()
+	}
 	p.mu.Unlock()
 }
 

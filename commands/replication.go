@@ -34,7 +34,8 @@ const (
 )
 
 // cmdPSync hands the connection to the replication feeder: PSYNC <replid>
-// <next offset wanted>.
+// <next offset wanted> [FAILOVER]. With FAILOVER (sent by a primary that
+// fails over to this replica) the node first becomes a primary.
 func cmdPSync(c *Ctx) {
 	want, err := strconv.ParseUint(string(c.Args[2]), 10, 64)
 	if err != nil {
@@ -44,6 +45,20 @@ func cmdPSync(c *Ctx) {
 	if !c.Client.CanHandoff || c.Env.Repl == nil {
 		c.W.Error("ERR PSYNC is not possible on this connection")
 		return
+	}
+	if c.Env.failover.State() != failoverNone {
+		// As in Redis: the node is about to become a replica.
+		c.W.Error("NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
+	if len(c.Args) > 3 {
+		if len(c.Args) != 4 || keyword(c.Args[3]) != "failover" {
+			c.W.Error(errSyntax)
+			return
+		}
+		if !failoverPSync(c, string(c.Args[1])) {
+			return
+		}
 	}
 	// The handoff runs after the command: it must not use c, which the
 	// client reuses.
@@ -208,7 +223,7 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 		fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, rp.Addr, rp.Port, rp.State, rp.Offset,
 			int(time.Since(rp.LastAck).Seconds()))
 	}
-	field("master_failover_state", "no-failover")
+	field("master_failover_state", c.Env.failover.State())
 	field("master_replid", id)
 	field("master_replid2", id2)
 	field("master_repl_offset", off)

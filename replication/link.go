@@ -37,7 +37,11 @@ type link struct {
 	port   int
 	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{}
+	// handshake, set on a link made by ReplicaOfForFailover, receives the
+	// outcome of its first PSYNC, which carries FAILOVER; later sessions
+	// (reconnections) send a plain PSYNC.
+	handshake chan error
+	done      chan struct{}
 
 	mu      sync.Mutex
 	nc      net.Conn
@@ -90,6 +94,12 @@ func (l *link) run() {
 	for l.ctx.Err() == nil {
 		started, from := time.Now(), l.n.opts.Store.Offset()
 		err := l.session()
+		if l.handshake != nil {
+			// session returned before reporting: the first handshake
+			// failed (a session that got through it reported nil).
+			l.handshake <- err
+			l.handshake = nil
+		}
 		if l.ctx.Err() != nil {
 			return
 		}
@@ -158,7 +168,15 @@ func (l *link) session() error {
 	}
 	id := l.n.resumeID()
 	want := l.n.opts.Store.Offset() + 1
-	reply, err := cmd("PSYNC", id, strconv.FormatUint(want, 10))
+	psync := []string{"PSYNC", id, strconv.FormatUint(want, 10)}
+	if l.handshake != nil {
+		// A failover: the target checks the id against the one it
+		// follows, this node's current id (not a previous one, even if
+		// nothing was written since it was made up).
+		psync[1] = l.n.currentID()
+		psync = append(psync, "FAILOVER")
+	}
+	reply, err := cmd(psync...)
 	if err != nil {
 		return fmt.Errorf("PSYNC: %w", err)
 	}
@@ -189,6 +207,10 @@ func (l *link) session() error {
 	l.mu.Lock()
 	l.up, l.syncing, l.lastErr, l.lastIO = true, false, "", time.Now()
 	l.mu.Unlock()
+	if l.handshake != nil {
+		l.handshake <- nil
+		l.handshake = nil
+	}
 	return l.stream(nc, rd)
 }
 

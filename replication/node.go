@@ -323,14 +323,34 @@ func (n *Node) IsReplica() bool {
 // ReplicaOf makes the node a replica of host:port. Pointing it at the
 // primary it already follows is a no-op (reported by the bool).
 func (n *Node) ReplicaOf(host string, port int) (already bool) {
+	return n.follow(host, port, nil)
+}
+
+// ReplicaOfForFailover makes a primary a replica of host:port, its own
+// replica, as the last step of a coordinated failover (FAILOVER): the
+// link's first PSYNC carries FAILOVER, which asks the target to promote
+// itself first. The returned channel receives the outcome of that first
+// handshake: nil once the target accepted the PSYNC, or the error that
+// ended the attempt (the link keeps retrying with plain PSYNCs until the
+// caller changes the role again).
+func (n *Node) ReplicaOfForFailover(host string, port int) <-chan error {
+	result := make(chan error, 1)
+	n.follow(host, port, result)
+	return result
+}
+
+// follow starts a link to host:port, replacing any other; a link with a
+// handshake channel is a failover's (link.handshake).
+func (n *Node) follow(host string, port int, handshake chan error) (already bool) {
 	n.mu.Lock()
-	if n.link != nil && n.link.host == host && n.link.port == port {
+	if handshake == nil && n.link != nil && n.link.host == host && n.link.port == port {
 		n.mu.Unlock()
 		return true
 	}
 	old := n.link
 	n.link = newLink(n, host, port)
 	l := n.link
+	l.handshake = handshake
 	if err := n.recordLocked(n.resumeIDLocked(), idReplica); err != nil {
 		n.log.Error("cannot record the replication id", "error", err)
 	}
@@ -338,9 +358,69 @@ func (n *Node) ReplicaOf(host string, port int) (already bool) {
 	if old != nil {
 		old.stop()
 	}
-	n.log.Info("becoming a replica", "primary", fmt.Sprintf("%s:%d", host, port))
+	n.log.Info("becoming a replica", "primary", fmt.Sprintf("%s:%d", host, port), "failover", handshake != nil)
 	go l.run()
 	return false
+}
+
+// currentID returns the node's replication id.
+func (n *Node) currentID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.replID
+}
+
+// Sentinel errors of PromoteForFailover.
+var (
+	// ErrFailoverToPrimary means that PSYNC FAILOVER reached a primary.
+	ErrFailoverToPrimary = errors.New("replication: PSYNC FAILOVER sent to a primary")
+	// ErrFailoverIDMismatch means that PSYNC FAILOVER named a replication
+	// id other than the one the replica follows.
+	ErrFailoverIDMismatch = errors.New("replication: PSYNC FAILOVER names another replication id")
+)
+
+// PromoteForFailover promotes a replica asked to by its primary's PSYNC
+// FAILOVER, which names the primary's replication id: it must be the id
+// this node follows (ErrFailoverIDMismatch), and the node must be a
+// replica (ErrFailoverToPrimary). The primary then continues from this
+// node's history partially, as it asks.
+func (n *Node) PromoteForFailover(replID string) error {
+	n.mu.Lock()
+	replica, id := n.link != nil, n.replID
+	n.mu.Unlock()
+	switch {
+	case !replica:
+		return ErrFailoverToPrimary
+	case replID != id:
+		return ErrFailoverIDMismatch
+	}
+	n.Promote()
+	return nil
+}
+
+// WaitReplicaAck blocks until a connected replica that match accepts has
+// acknowledged offset, and returns it (ok true), or until stop is closed
+// or receives (ok false).
+func (n *Node) WaitReplicaAck(offset uint64, match func(ReplicaState) bool, stop <-chan struct{}) (ReplicaState, bool) {
+	for {
+		n.mu.Lock()
+		changed := n.acks
+		fs := make([]*feeder, 0, len(n.feeders))
+		for f := range n.feeders {
+			fs = append(fs, f)
+		}
+		n.mu.Unlock()
+		for _, f := range fs {
+			if st := f.stateInfo(); st.State == "online" && st.Offset >= offset && match(st) {
+				return st, true
+			}
+		}
+		select {
+		case <-changed:
+		case <-stop:
+			return ReplicaState{}, false
+		}
+	}
 }
 
 // Promote makes the node a primary (REPLICAOF NO ONE): it stops following
