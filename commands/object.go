@@ -11,12 +11,13 @@ func init() {
 		return &Spec{Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(2, KeyRO)},
 			Tips: []string{"nondeterministic_output"}, Since: "2.2.3", Summary: summary, Handler: h}
 	}
+	since := func(s *Spec, v string) *Spec { s.Since = v; return s }
 	register(&Spec{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3",
 		Summary: "A container for object introspection commands.",
 		Subcommands: map[string]*Spec{
 			"encoding": key("Returns the internal encoding Redis would use for a key's value.", cmdObjectEncoding),
 			"refcount": key("Returns the reference count Redis would give a key's value.", cmdObjectRefcount),
-			"freq":     key("Returns the logarithmic access frequency counter of a key (an LFU maxmemory policy only).", cmdObjectFreq),
+			"freq":     since(key("Returns the logarithmic access frequency counter of a key (an LFU maxmemory policy only).", cmdObjectFreq), "4.0.0"),
 			"idletime": key("Returns the time since the last access to a key; Cairn keeps no access times.", cmdObjectIdletime),
 			"help":     {Arity: 2, Flags: FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdObjectHelp},
 		}})

@@ -23,8 +23,9 @@ var cairnExtraFlags = map[string]string{"replicaof": "no_multi", "slaveof": "no_
 // tips, key specifications, subcommands) with its reply types, less the
 // flags in cairnExtraFlags. The members of the flag and ACL category sets
 // and the subcommands are compared in any order (Redis lists subcommands
-// in its hash table's order); tips and key specs in Redis's order. The
-// commands Cairn lacks are left out.
+// in its hash table's order); tips and key specs in Redis's order. COMMAND
+// DOCS must give Redis's version (since) and group. The commands Cairn
+// lacks are left out.
 func TestCommandInfoMatchesRedis(t *testing.T) {
 	cn, rn := StartCairn(t), StartRedis(t)
 	cc, rc := cn.Client(), rn.Client()
@@ -66,6 +67,29 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 				if cf != rf {
 					diffs = append(diffs, fmt.Sprintf("%s (RESP%s):\n  cairn %s\n  redis %s", name, proto, cf, rf))
 				}
+			}
+		}
+	}
+	// COMMAND DOCS: the version and the group (summaries are Cairn's own).
+	for _, name := range names {
+		if cairnOnlyCommands[strings.Split(name, "|")[0]] {
+			continue
+		}
+		cd, err := cc.Do(cx, "COMMAND", "DOCS", name).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := rc.Do(cx, "COMMAND", "DOCS", name).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cd) != 2 || len(rd) != 2 {
+			diffs = append(diffs, fmt.Sprintf("%s: COMMAND DOCS %v, Redis's %v", name, cd, rd))
+			continue
+		}
+		for _, field := range []string{"since", "group"} {
+			if c, r := docsField(cd[1], field), docsField(rd[1], field); c != r {
+				diffs = append(diffs, fmt.Sprintf("%s: COMMAND DOCS %s %q, Redis's %q", name, field, c, r))
 			}
 		}
 	}
@@ -212,4 +236,16 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 			}
 		}
 	}
+}
+
+// docsField returns one field of a COMMAND DOCS entry (a RESP2 flat list
+// of names and values), "" when it has none.
+func docsField(entry any, name string) string {
+	m, _ := entry.([]any)
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i] == name {
+			return fmt.Sprint(m[i+1])
+		}
+	}
+	return ""
 }
