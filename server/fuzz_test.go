@@ -148,6 +148,7 @@ func FuzzConnection(f *testing.F) {
 			"SELECT 2147483648\r\nWATCH a\r\nSET a 2\r\nCLIENT INFO\r\nINFO cluster modules\r\nSUBSCRIBE c\r\nEXEC\r\nRESET\r\n",
 		"AUTH nobody pw\r\nHELLO 2 AUTH x y\r\nACL LOG 1\r\nCONFIG SET acllog-max-len 0\r\nAUTH a b\r\nACL LOG\r\nACL CAT string\r\n" +
 			"ACL DRYRUN default client\r\nACL DRYRUN default config get x\r\nACL GENPASS 4096\r\nACL GETUSER default\r\nACL LOG RESET\r\nACL SETUSER x >p\r\n",
+		"FAILOVER\r\nFAILOVER ABORT\r\nFAILOVER TO 127.0.0.1 1 TIMEOUT 5 FORCE\r\nFAILOVER TIMEOUT 0\r\nPSYNC x 1 FAILOVER\r\nINFO replication\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
