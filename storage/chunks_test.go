@@ -15,8 +15,17 @@ import (
 // earlier ones wrote, as EXEC does), and checks after every operation and
 // every commit that each key reads as a plain byte slice model says, in
 // whole and in random ranges, and that no chunk record lies past its
-// value's end or outlives its record.
+// value's end or outlives its record. It runs with dropped chunks deleted
+// one by one and, for values of two chunks or more, by a range deletion.
 func TestChunkedValuesMatchModel(t *testing.T) {
+	defer func(n uint32) { rangeDropChunks = n }(rangeDropChunks)
+	for _, n := range []uint32{rangeDropChunks, 2} {
+		rangeDropChunks = n
+		t.Run(fmt.Sprintf("range-deletion-from-%d-chunks", n), testChunkedValuesMatchModel)
+	}
+}
+
+func testChunkedValuesMatchModel(t *testing.T) {
 	e, err := Open(Options{Dir: t.TempDir(), InlineValueMax: 1000})
 	if err != nil {
 		t.Fatal(err)

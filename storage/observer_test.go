@@ -140,3 +140,49 @@ func TestWriteObserverSkipsQuietRecords(t *testing.T) {
 		t.Errorf("replica's quiet key: %+v %v %v", m, found, err)
 	}
 }
+
+// TestLongValueDeletionIsNoFlush deletes a value long enough that its
+// chunks go by one range deletion (rangeDropChunks) and applies the batch
+// on a replica's engine: both observers hear the key's deletion and no
+// flush, and neither engine keeps a chunk.
+func TestLongValueDeletionIsNoFlush(t *testing.T) {
+	pair := newObservedPair(t)
+	primary := pair.primary
+	long := bytes.Repeat([]byte("x"), int(rangeDropChunks+1)*chunkSize)
+	b := primary.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	b.PutMeta("ns", []byte("long"), nil, Metadata{Type: TypeString, Value: long})
+	if _, err := primary.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := primary.GetMeta("ns", []byte("long"))
+	if err != nil || !old.Chunked() {
+		t.Fatalf("GetMeta = %+v, %v; want a chunked value", old, err)
+	}
+	b = primary.NewBatch(LogData{Type: TypeString, Cmd: CmdDel})
+	b.DeleteKey("ns", []byte("long"), old)
+	if _, err := primary.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	var ranges int
+	if err := ReadBatch(pair.shipped[len(pair.shipped)-1], func(r Record) {
+		if r.Kind == RecordDeleteRange {
+			ranges++
+		}
+	}); err != nil || ranges != 1 {
+		t.Fatalf("the deletion's batch holds %d range deletions (%v), want 1", ranges, err)
+	}
+	pair.replicate(t)
+	want := fmt.Sprint([]string{"set ns/long @0", "del ns/long @0"})
+	for who, e := range map[string]*Engine{"primary": primary, "replica": pair.replica} {
+		heard := pair.po.heard
+		if who == "replica" {
+			heard = pair.ro.heard
+		}
+		if fmt.Sprint(heard) != want {
+			t.Errorf("%s heard %q, want %s", who, heard, want)
+		}
+		if left := chunkRecords(t, e, "ns"); len(left) != 0 {
+			t.Errorf("%s keeps chunks: %v", who, left)
+		}
+	}
+}

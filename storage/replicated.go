@@ -189,8 +189,10 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 				quiet = l.Flags&LogFlagQuiet != 0
 			}
 		case r.Kind == RecordDeleteRange:
-			flush, fresh = true, len(s.rows)
+			// A flush deletes a namespace's whole metadata range; other
+			// ranges (a long value's chunks) leave every key's metadata.
 			if ns, key, err := DecodeMetaKey(r.Key); err == nil && len(key) == 0 {
+				flush, fresh = true, len(s.rows)
 				flushed = append(flushed, string(ns))
 			}
 		case IsMetaKey(r.Key):
