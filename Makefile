@@ -25,12 +25,13 @@ replica: build
 	./$(BIN) --port 6667 --dir ./cairn-demo/replica --notify-keyspace-events KEA --slaveof "127.0.0.1 6666"
 
 # deps installs what the tests need and the machine lacks: Debian's
-# redis-server (the reference of the differential tests) and redis-tools
-# (redis-cli, redis-benchmark). A failed install fails the run.
+# redis-server (the reference of the differential tests), redis-tools
+# (redis-cli, redis-benchmark) and redis-sentinel (TestSentinelFailover).
+# A failed install fails the run.
 deps:
-	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
-		echo "installing redis-server and redis-tools"; \
-		apt-get update && apt-get install -y redis-server redis-tools; \
+	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null || ! command -v redis-sentinel >/dev/null; then \
+		echo "installing redis-server, redis-tools and redis-sentinel"; \
+		apt-get update && apt-get install -y redis-server redis-tools redis-sentinel; \
 	fi
 
 test: deps build test-unit test-e2e test-e2e-race

@@ -112,6 +112,10 @@ func cmdExec(c *Ctx) {
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
 	}
+	if changesRole(m.queued) && takesLocks(m.queued) {
+		c.W.Error(errRoleChangeWithKeys)
+		return
+	}
 	unlock, allLocked := c.lockTransaction(m.queued)
 	defer unlock()
 	if c.Env.Clients.watchBroken(c, cl) {
@@ -151,6 +155,34 @@ func cmdExec(c *Ctx) {
 		return
 	}
 	c.events = append(c.events, t.events...)
+}
+
+// errRoleChangeWithKeys refuses a transaction that queues REPLICAOF (or
+// SLAVEOF) beside a command that takes key locks: the role change stops
+// the replication link and waits for it, and the link may be waiting for
+// those locks to apply a batch. Redis Sentinel's transactions (SLAVEOF,
+// CONFIG REWRITE, CLIENT KILL) name no key and run.
+const errRoleChangeWithKeys = "EXECABORT Transaction discarded: Cairn runs REPLICAOF in a transaction only beside commands that name no key."
+
+// changesRole reports whether the queue holds REPLICAOF or SLAVEOF.
+func changesRole(queued []queuedCommand) bool {
+	for _, q := range queued {
+		if q.spec.Name == "replicaof" || q.spec.Name == "slaveof" {
+			return true
+		}
+	}
+	return false
+}
+
+// takesLocks reports whether lockTransaction would hold any key lock for
+// the queue.
+func takesLocks(queued []queuedCommand) bool {
+	for _, q := range queued {
+		if q.spec.FirstKey != 0 || q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // lockTransaction takes the locks of every key the queued commands name

@@ -12,10 +12,8 @@ import (
 var cairnOnlyCommands = map[string]bool{"namespace": true}
 
 // cairnExtraFlags are flags Cairn's commands have and Redis's do not, on
-// purpose: REPLICAOF inside MULTI is refused, as a role change while
-// EXEC holds key locks could wait on a replication link that waits on
-// those locks.
-var cairnExtraFlags = map[string]string{"replicaof": "no_multi", "slaveof": "no_multi"}
+// purpose (none at present; the name's entry is skipped).
+var cairnExtraFlags = map[string]string{}
 
 // TestCommandInfoMatchesRedis compares COMMAND INFO of every command Cairn
 // has (subcommands included) with redis-server's, in RESP2 and in RESP3:

@@ -1,0 +1,127 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// StartSentinel starts Debian's redis-sentinel on a free port, monitoring
+// the primary on primaryPort as "mymaster" with a quorum of one, and
+// waits until it answers PING.
+func StartSentinel(t *testing.T, primaryPort int) *Node {
+	t.Helper()
+	bin, err := exec.LookPath("redis-sentinel")
+	if err != nil {
+		t.Fatalf("redis-sentinel not installed (make test installs it): %v", err)
+	}
+	n := &Node{t: t, Name: "sentinel", Port: freePort(t), Dir: t.TempDir(), bin: bin}
+	conf := filepath.Join(n.Dir, "sentinel.conf")
+	body := fmt.Sprintf(`bind 127.0.0.1
+port %d
+daemonize no
+dir %s
+sentinel monitor mymaster 127.0.0.1 %d 1
+sentinel down-after-milliseconds mymaster 1000
+sentinel failover-timeout mymaster 10000
+`, n.Port, n.Dir, primaryPort)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.args = []string{conf}
+	n.start()
+	t.Cleanup(func() { n.Kill() })
+	return n
+}
+
+// sentinelPrimaryPort returns the port Sentinel names for mymaster, 0 if
+// it does not answer.
+func sentinelPrimaryPort(s *redis.Client) int {
+	cx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	addr, err := s.Do(cx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster").StringSlice()
+	if err != nil || len(addr) != 2 {
+		return 0
+	}
+	port, _ := strconv.Atoi(addr[1])
+	return port
+}
+
+// TestSentinelFailover: Redis Sentinel watches a Cairn primary and two
+// replicas. The primary is killed (-9): Sentinel promotes a replica
+// (SLAVEOF NO ONE inside MULTI, as Sentinel sends it) and points the
+// other at it, with every key the primary had. The old primary, started
+// again as a primary, is turned into a replica of the new one and gets
+// the writes made meanwhile.
+func TestSentinelFailover(t *testing.T) {
+	p := StartCairn(t)
+	r1, r2 := startReplica(t, p), startReplica(t, p)
+	pc, c1, c2 := p.Client(), r1.Client(), r2.Client()
+	cx := ctx(t)
+	writeMix(t, pc, "s", 200)
+	waitCaughtUp(t, pc, c1)
+	waitCaughtUp(t, pc, c2)
+	keys := pc.DBSize(cx).Val()
+
+	s := StartSentinel(t, p.Port)
+	sc := s.Client()
+	waitFor(t, 30*time.Second, "Sentinel to find both replicas", func() bool {
+		reps, err := sc.Do(cx, "SENTINEL", "REPLICAS", "mymaster").Slice()
+		return err == nil && len(reps) == 2
+	})
+
+	p.Kill()
+	var newPort int
+	waitFor(t, 60*time.Second, "Sentinel to promote a replica", func() bool {
+		newPort = sentinelPrimaryPort(sc)
+		return newPort != 0 && newPort != p.Port
+	})
+	primary, other := c1, c2
+	switch newPort {
+	case r1.Port:
+	case r2.Port:
+		primary, other = c2, c1
+	default:
+		t.Fatalf("Sentinel names port %d, neither replica's (%d, %d)", newPort, r1.Port, r2.Port)
+	}
+	waitRole(t, primary, "master")
+	waitFor(t, 60*time.Second, "the other replica to follow the new primary", func() bool {
+		m := infoOf(other, "replication")
+		return m["role"] == "slave" && m["master_port"] == strconv.Itoa(newPort) && m["master_link_status"] == "up"
+	})
+	if n := primary.DBSize(cx).Val(); n != keys {
+		t.Fatalf("the new primary has %d keys, the old one had %d", n, keys)
+	}
+	writeMix(t, primary, "after", 50)
+	waitCaughtUp(t, primary, other)
+	compareData(t, "the replica that stayed", primary, other)
+
+	p.Restart()
+	waitFor(t, 60*time.Second, "Sentinel to make the old primary a replica", func() bool {
+		m := infoOf(pc, "replication")
+		return m["role"] == "slave" && m["master_port"] == strconv.Itoa(newPort) && m["master_link_status"] == "up"
+	})
+	waitCaughtUp(t, primary, pc)
+	compareData(t, "the old primary", primary, pc)
+}
+
+// TestRoleChangeBesideKeys: EXEC refuses a transaction that queues
+// REPLICAOF beside a command that names a key (Redis would run it; Cairn's
+// role change waits for the replication link, which may wait for the keys
+// EXEC holds), and runs nothing of it.
+func TestRoleChangeBesideKeys(t *testing.T) {
+	c := StartCairn(t).Raw()
+	c.Expect("+OK\r\n", "MULTI")
+	c.Expect("+QUEUED\r\n", "SET", "a", "1")
+	c.Expect("+QUEUED\r\n", "REPLICAOF", "127.0.0.1", "1")
+	c.Expect("-EXECABORT Transaction discarded: Cairn runs REPLICAOF in a transaction only beside commands that name no key.\r\n", "EXEC")
+	c.Expect("$-1\r\n", "GET", "a")
+	c.Expect("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n", "ROLE")
+}
