@@ -209,11 +209,20 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 			sync = 1
 		}
 		field("master_sync_in_progress", sync)
+		// A replica applies what it reads at once: what it read is what
+		// it applied.
+		field("slave_read_repl_offset", off)
 		field("slave_repl_offset", off)
+		if !ls.Up {
+			// Sentinel skips a replica whose data is too old to promote.
+			field("master_link_down_since_seconds", last)
+		}
 		if ls.LastError != "" {
 			field("master_link_last_error", strings.ReplaceAll(ls.LastError, "\r\n", " "))
 		}
+		field("slave_priority", c.Env.Config.Int("slave-priority"))
 		field("slave_read_only", 1)
+		field("replica_announced", 1)
 	} else {
 		field("role", "master")
 	}

@@ -136,6 +136,10 @@ var options = []Option{
 		check: checkReadOnlyReplicas,
 	},
 	{
+		Name: "slave-priority", Aliases: []string{"replica-priority"}, Kind: KindInt, Default: "100", Min: 0, Max: math.MaxInt32, Mutable: true,
+		Doc: "Redis Sentinel's preference among replicas when it promotes one: the lowest first; 0 = never promote this one (INFO replication slave_priority).",
+	},
+	{
 		Name: "slave-serve-stale-data", Aliases: []string{"replica-serve-stale-data"}, Kind: KindBool, Default: "yes", Mutable: true,
 		Doc: "Whether a replica whose link to its primary is down (or syncing) still answers reads (no: -MASTERDOWN).",
 	},
@@ -288,7 +292,7 @@ var kvrocksOnly = map[string]bool{
 	"repl-namespace-enabled": true, "db-name": true, "backup-dir": true,
 	"log-retention-days": true, "max-backup-to-keep": true, "max-backup-keep-hours": true,
 	"master-use-repl-port": true, "use-rsid-psync": true,
-	"slave-priority": true, "slave-empty-db-before-fullsync": true,
+	"slave-empty-db-before-fullsync": true,
 	"replica-announce-ip": true, "replica-announce-port": true,
 	"replication-connect-timeout-ms": true, "replication-recv-timeout-ms": true,
 	"replication-group-sync": true, "replication-no-slowdown": true,

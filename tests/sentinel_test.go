@@ -55,15 +55,22 @@ func sentinelPrimaryPort(s *redis.Client) int {
 }
 
 // TestSentinelFailover: Redis Sentinel watches a Cairn primary and two
-// replicas. The primary is killed (-9): Sentinel promotes a replica
-// (SLAVEOF NO ONE inside MULTI, as Sentinel sends it) and points the
-// other at it, with every key the primary had. The old primary, started
-// again as a primary, is turned into a replica of the new one and gets
-// the writes made meanwhile.
+// replicas, one with slave-priority 0 (never to be promoted). The primary
+// is killed (-9): Sentinel promotes the other replica (SLAVEOF NO ONE
+// inside MULTI, as Sentinel sends it) and points the first at it, with
+// every key the primary had. The old primary, started again as a
+// primary, is turned into a replica of the new one and gets the writes
+// made meanwhile.
 func TestSentinelFailover(t *testing.T) {
 	p := StartCairn(t)
-	r1, r2 := startReplica(t, p), startReplica(t, p)
+	r1, r2 := startReplica(t, p, "--slave-priority", "0"), startReplica(t, p)
 	pc, c1, c2 := p.Client(), r1.Client(), r2.Client()
+	for c, want := range map[*redis.Client]string{c1: "0", c2: "100"} {
+		m := infoOf(c, "replication")
+		if m["slave_priority"] != want || m["replica_announced"] != "1" || m["slave_read_repl_offset"] == "" {
+			t.Fatalf("INFO replication of a replica: %v; want slave_priority %s, replica_announced and slave_read_repl_offset", m, want)
+		}
+	}
 	cx := ctx(t)
 	writeMix(t, pc, "s", 200)
 	waitCaughtUp(t, pc, c1)
@@ -83,14 +90,10 @@ func TestSentinelFailover(t *testing.T) {
 		newPort = sentinelPrimaryPort(sc)
 		return newPort != 0 && newPort != p.Port
 	})
-	primary, other := c1, c2
-	switch newPort {
-	case r1.Port:
-	case r2.Port:
-		primary, other = c2, c1
-	default:
-		t.Fatalf("Sentinel names port %d, neither replica's (%d, %d)", newPort, r1.Port, r2.Port)
+	if newPort != r2.Port {
+		t.Fatalf("Sentinel promoted port %d, want %d (the other replica has slave-priority 0)", newPort, r2.Port)
 	}
+	primary, other := c2, c1
 	waitRole(t, primary, "master")
 	waitFor(t, 60*time.Second, "the other replica to follow the new primary", func() bool {
 		m := infoOf(other, "replication")
