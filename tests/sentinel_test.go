@@ -58,9 +58,10 @@ func sentinelPrimaryPort(s *redis.Client) int {
 // replicas, one with slave-priority 0 (never to be promoted). The primary
 // is killed (-9): Sentinel promotes the other replica (SLAVEOF NO ONE
 // inside MULTI, as Sentinel sends it) and points the first at it, with
-// every key the primary had. The old primary, started again as a
-// primary, is turned into a replica of the new one and gets the writes
-// made meanwhile.
+// every key the primary had; a go-redis failover client, which asks
+// Sentinel for the primary, writes to the new one. The old primary,
+// started again as a primary, is turned into a replica of the new one and
+// gets the writes made meanwhile.
 func TestSentinelFailover(t *testing.T) {
 	p := StartCairn(t)
 	r1, r2 := startReplica(t, p, "--slave-priority", "0"), startReplica(t, p)
@@ -73,9 +74,6 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	cx := ctx(t)
 	writeMix(t, pc, "s", 200)
-	waitCaughtUp(t, pc, c1)
-	waitCaughtUp(t, pc, c2)
-	keys := pc.DBSize(cx).Val()
 
 	s := StartSentinel(t, p.Port)
 	sc := s.Client()
@@ -83,6 +81,15 @@ func TestSentinelFailover(t *testing.T) {
 		reps, err := sc.Do(cx, "SENTINEL", "REPLICAS", "mymaster").Slice()
 		return err == nil && len(reps) == 2
 	})
+
+	// A client that finds the primary through Sentinel, as applications do.
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: []string{s.Addr()},
+		Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() { fc.Close() })
+	must(t, fc.Set(cx, "via-sentinel", "before", 0).Err())
+	waitCaughtUp(t, pc, c1)
+	waitCaughtUp(t, pc, c2)
+	keys := pc.DBSize(cx).Val()
 
 	p.Kill()
 	var newPort int
@@ -101,6 +108,12 @@ func TestSentinelFailover(t *testing.T) {
 	})
 	if n := primary.DBSize(cx).Val(); n != keys {
 		t.Fatalf("the new primary has %d keys, the old one had %d", n, keys)
+	}
+	waitFor(t, 30*time.Second, "the Sentinel client to write to the new primary", func() bool {
+		return fc.Set(cx, "via-sentinel", "after", 0).Err() == nil
+	})
+	if got := primary.Get(cx, "via-sentinel").Val(); got != "after" {
+		t.Fatalf("GET via-sentinel on the new primary = %q", got)
 	}
 	writeMix(t, primary, "after", 50)
 	waitCaughtUp(t, primary, other)
