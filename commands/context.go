@@ -216,8 +216,10 @@ type Client struct {
 	// connection.
 	Handoff    func(nc net.Conn, readCommand func() ([][]byte, error))
 	CanHandoff bool
-	// ReplicaPort is the port a replica announced with REPLCONF.
+	// ReplicaPort and ReplicaIP are the port and address a replica
+	// announced with REPLCONF listening-port and ip-address.
 	ReplicaPort int
+	ReplicaIP   string
 	// Committed is set when one of the connection's commands commits a
 	// write; the server clears it when it writes the replies (it lets the
 	// replication feeders send first, see server).

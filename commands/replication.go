@@ -62,9 +62,9 @@ func cmdPSync(c *Ctx) {
 	}
 	// The handoff runs after the command: it must not use c, which the
 	// client reuses.
-	repl, replID, port := c.Env.Repl, string(c.Args[1]), c.Client.ReplicaPort
+	repl, replID, ip, port := c.Env.Repl, string(c.Args[1]), c.Client.ReplicaIP, c.Client.ReplicaPort
 	c.Client.Handoff = func(nc net.Conn, read func() ([][]byte, error)) {
-		repl.ServePSYNC(nc, read, replID, want, port)
+		repl.ServePSYNC(nc, read, replID, want, ip, port)
 	}
 }
 
@@ -82,7 +82,9 @@ func cmdReplConf(c *Ctx) {
 				return
 			}
 			c.Client.ReplicaPort = int(p)
-		case "ip-address", "capa", "rdb-only", "getack", "ack":
+		case "ip-address":
+			c.Client.ReplicaIP = string(c.Args[j+1])
+		case "capa", "rdb-only", "getack", "ack":
 		default:
 			c.errorf("ERR Unrecognized REPLCONF option: %s", c.Args[j])
 			return

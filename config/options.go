@@ -136,6 +136,14 @@ var options = []Option{
 		check: checkReadOnlyReplicas,
 	},
 	{
+		Name: "replica-announce-ip", Aliases: []string{"slave-announce-ip"}, Kind: KindString, Default: "", Mutable: true,
+		Doc: "Address a replica gives its primary as its own (INFO replication, ROLE, FAILOVER TO and Redis Sentinel use it), for a replica behind NAT or in a container; empty = the address the primary sees.",
+	},
+	{
+		Name: "replica-announce-port", Aliases: []string{"slave-announce-port"}, Kind: KindInt, Default: "0", Min: 0, Max: 65535, Mutable: true,
+		Doc: "Port a replica gives its primary as its own, with replica-announce-ip; 0 = its port.",
+	},
+	{
 		Name: "slave-priority", Aliases: []string{"replica-priority"}, Kind: KindInt, Default: "100", Min: 0, Max: math.MaxInt32, Mutable: true,
 		Doc: "Redis Sentinel's preference among replicas when it promotes one: the lowest first; 0 = never promote this one (INFO replication slave_priority).",
 	},
@@ -292,7 +300,6 @@ var kvrocksOnly = map[string]bool{
 	"repl-namespace-enabled": true, "db-name": true, "backup-dir": true,
 	"log-retention-days": true, "max-backup-to-keep": true, "max-backup-keep-hours": true,
 	"master-use-repl-port": true, "use-rsid-psync": true, "slave-empty-db-before-fullsync": true,
-	"replica-announce-ip": true, "replica-announce-port": true,
 	"replication-connect-timeout-ms": true, "replication-recv-timeout-ms": true,
 	"replication-group-sync": true, "replication-no-slowdown": true,
 	"replication-delay-bytes": true, "replication-delay-updates": true,

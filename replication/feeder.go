@@ -57,13 +57,18 @@ func (f *feeder) stateInfo() ReplicaState {
 type CommandReader func() ([][]byte, error)
 
 // ServePSYNC takes over a connection whose client sent PSYNC replid
-// offset (the next offset it wants), after REPLCONF listening-port port.
+// offset (the next offset it wants), after REPLCONF listening-port port
+// and, when it announced one, REPLCONF ip-address ip ("" for none: the
+// connection's peer address).
 // It answers +CONTINUE and streams when the log covers the offset and the
 // id is this node's current one (or the previous one, up to the offset
 // where it ended); otherwise it answers +FULLRESYNC and ships a checkpoint
 // first. It returns when the replica goes or the node stops feeding it.
-func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, want uint64, port int) {
-	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, want uint64, ip string, port int) {
+	host := ip
+	if host == "" {
+		host, _, _ = net.SplitHostPort(nc.RemoteAddr().String())
+	}
 	f := &feeder{n: n, nc: nc, sock: sockio.Wrap(nc), addr: host, port: port}
 	f.state.Store("wait_bgsave")
 	f.lastAck.Store(time.Now().UnixNano())

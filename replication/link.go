@@ -163,8 +163,20 @@ func (l *link) session() error {
 			return fmt.Errorf("primary refused masterauth: %s", strings.TrimPrefix(reply, "-"))
 		}
 	}
-	if reply, err := cmd("REPLCONF", "listening-port", strconv.Itoa(l.n.opts.Port)); err != nil || reply != "+OK" {
+	port, ip := l.n.opts.Port, ""
+	if l.n.opts.Announce != nil {
+		var p int
+		if ip, p = l.n.opts.Announce(); p != 0 {
+			port = p
+		}
+	}
+	if reply, err := cmd("REPLCONF", "listening-port", strconv.Itoa(port)); err != nil || reply != "+OK" {
 		return fmt.Errorf("REPLCONF listening-port refused: %q %v", reply, err)
+	}
+	if ip != "" {
+		if reply, err := cmd("REPLCONF", "ip-address", ip); err != nil || reply != "+OK" {
+			return fmt.Errorf("REPLCONF ip-address refused: %q %v", reply, err)
+		}
 	}
 	id := l.n.resumeID()
 	want := l.n.opts.Store.Offset() + 1

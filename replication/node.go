@@ -32,6 +32,11 @@ type Options struct {
 	Logger  hclog.Logger
 	// Port is this node's own port, announced to its primary.
 	Port int
+	// Announce returns the address a replica announces to its primary in
+	// place of its own (replica-announce-ip and -port, for a node behind
+	// NAT or in a container): ip "" keeps the address the primary sees,
+	// port 0 keeps Port. Nil announces nothing else.
+	Announce func() (ip string, port int)
 	// MasterAuth returns the password to AUTH with at the primary.
 	MasterAuth func() string
 	// SendTimeout drops a replica that accepts no bytes for this long.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,25 @@ func TestRoleChangeBesideKeys(t *testing.T) {
 	c.Expect("-EXECABORT Transaction discarded: Cairn runs REPLICAOF in a transaction only beside commands that name no key.\r\n", "EXEC")
 	c.Expect("$-1\r\n", "GET", "a")
 	c.Expect("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n", "ROLE")
+}
+
+// TestReplicaAnnounce: a replica started with replica-announce-ip and
+// -port (behind NAT, say) is listed under them by its primary's INFO
+// replication and ROLE, which FAILOVER TO and Redis Sentinel go by.
+func TestReplicaAnnounce(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p, "--replica-announce-ip", "10.9.8.7", "--replica-announce-port", "7777")
+	pc := p.Client()
+	waitFor(t, 30*time.Second, "the replica to be online", func() bool {
+		return strings.HasPrefix(infoOf(pc, "replication")["slave0"], "ip=10.9.8.7,port=7777,state=online,")
+	})
+	role, err := pc.Do(ctx(t), "ROLE").Slice()
+	if err != nil || len(role) != 3 {
+		t.Fatalf("ROLE = %v, %v", role, err)
+	}
+	if got := fmt.Sprint(role[2]); !strings.HasPrefix(got, "[[10.9.8.7 7777 ") {
+		t.Fatalf("ROLE's replicas = %s, want the announced address", got)
+	}
+	// FAILOVER knows the replica by its announced address only.
+	p.Raw().Expect("-ERR FAILOVER target HOST and PORT is not a replica.\r\n", "FAILOVER", "TO", "127.0.0.1", strconv.Itoa(r.Port))
 }

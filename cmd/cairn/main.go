@@ -126,14 +126,17 @@ func run() int {
 		return 1
 	}
 	node, err := replication.NewNode(replication.Options{
-		DataDir:     dir,
-		Store:       store,
-		Log:         replLog,
-		Hub:         hub,
-		Notify:      emitter,
-		Logger:      log.Named("replication"),
-		Port:        int(cfg.Int("port")),
-		MasterAuth:  func() string { return cfg.String("masterauth") },
+		DataDir:    dir,
+		Store:      store,
+		Log:        replLog,
+		Hub:        hub,
+		Notify:     emitter,
+		Logger:     log.Named("replication"),
+		Port:       int(cfg.Int("port")),
+		MasterAuth: func() string { return cfg.String("masterauth") },
+		Announce: func() (string, int) {
+			return cfg.String("replica-announce-ip"), int(cfg.Int("replica-announce-port"))
+		},
 		SendTimeout: time.Duration(cfg.Int("repl-timeout")) * time.Second,
 	})
 	if err != nil {
