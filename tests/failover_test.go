@@ -203,3 +203,30 @@ func TestFailoverTargetRefusesOrDies(t *testing.T) {
 		t.Fatalf("the old primary did not log the abort:\n%s", p.Log.Tail(20))
 	}
 }
+
+// TestFailoverKeepsNotifications: keyspace subscribers stay subscribed
+// across a FAILOVER on both nodes. Before it the replica republishes the
+// primary's events; after it the new primary publishes its own writes'
+// events once, and the old primary, now a replica, republishes them.
+func TestFailoverKeepsNotifications(t *testing.T) {
+	p := StartCairn(t, "--notify-keyspace-events", "KEA")
+	r := startReplica(t, p, "--notify-keyspace-events", "KEA")
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	waitCaughtUp(t, pc, rc)
+	onP := subscribeEvents(t, p.Client(), "__keyevent@0__:*")
+	onR := subscribeEvents(t, r.Client(), "__keyevent@0__:*")
+
+	must(t, pc.Set(cx, "before", "1", 0).Err())
+	expectEvents(t, "the primary's own write", onP.until(pc), "__keyevent@0__:set=before")
+	expectEvents(t, "the replica republishing it", onR.until(pc), "__keyevent@0__:set=before")
+
+	p.Raw().Expect("+OK\r\n", "FAILOVER", "TO", "127.0.0.1", strconv.Itoa(r.Port))
+	waitRole(t, rc, "master")
+	waitRole(t, pc, "slave")
+	must(t, rc.Set(cx, "after", "1", 0).Err())
+	must(t, rc.Del(cx, "before").Err())
+	want := []string{"__keyevent@0__:set=after", "__keyevent@0__:del=before"}
+	expectEvents(t, "the new primary's own writes", onR.until(rc), want...)
+	expectEvents(t, "the old primary republishing them", onP.until(rc), want...)
+}
