@@ -780,12 +780,20 @@ func (c *Ctx) putRange(cmd storage.Command, key []byte, k *keyState, m storage.M
 // failure. The events staged for b become due for publication; a failed
 // commit drops them. The shared batch of EXEC or of a pipelined group is
 // committed by its owner, after the last command.
-func (c *Ctx) commit(b *storage.Batch) bool {
+func (c *Ctx) commit(b *storage.Batch) bool { return c.commitReplying(b, -1) }
+
+// commitReplying is commit for a command that wrote its reply before
+// committing, from mark on (replyOldValue; mark < 0: no reply yet): a
+// failed commit replaces that reply with the error.
+func (c *Ctx) commitReplying(b *storage.Batch, mark int) bool {
 	if c.txn != nil && b == c.txn.b {
 		return true
 	}
 	if _, err := c.Env.Store.Commit(b); err != nil {
 		c.staged = c.staged[:0]
+		if mark >= 0 {
+			c.W.Truncate(mark)
+		}
 		c.storageError(err)
 		return false
 	}

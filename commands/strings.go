@@ -139,16 +139,15 @@ func cmdSet(c *Ctx) {
 		c.W.Error(errWrongType)
 		return
 	}
+	mark := -1
 	if o.get {
 		c.lookedUp(key, k.live) // SET ... GET reads the old value first
-		if !c.loadValue(key, &k) {
+		if mark, ok = c.replyOldValue(key, &k); !ok {
 			return
 		}
 	}
 	if (o.nx && k.live) || (o.xx && !k.live) {
-		if o.get {
-			c.replyValue(&k)
-		} else {
+		if !o.get {
 			c.W.NullBulk()
 		}
 		return
@@ -161,24 +160,29 @@ func cmdSet(c *Ctx) {
 	if o.unit != "" {
 		codes = append(codes, notify.CodeExpire)
 	}
-	if !c.putKey(storage.CmdSet, key, &k, m, codes...) {
-		return
-	}
-	if o.get {
-		c.replyValue(&k)
-	} else {
+	b := c.newBatch(m.Type, storage.CmdSet)
+	c.put(b, key, &k, m, codes...)
+	if c.commitReplying(b, mark) && !o.get {
 		c.W.OK()
 	}
 }
 
-// replyValue replies with the string value a key held, or a null when it
-// did not exist.
-func (c *Ctx) replyValue(k *keyState) {
-	if k.live {
-		c.W.Bulk(k.m.Value)
-	} else {
+// replyOldValue replies with the string value key holds (k: its state as
+// read under the key's lock), or a null when there is none: the reply of
+// GETSET, GETDEL and SET ... GET, written before their write so that an
+// out-of-line value is read straight into the reply (replyRange), one
+// copy of it, while it is still there (inside a transaction too, whose
+// batch the write changes). It returns where the reply starts, for
+// commitReplying, and false when the read failed (the reply is then the
+// error).
+func (c *Ctx) replyOldValue(key []byte, k *keyState) (mark int, ok bool) {
+	mark, errs := c.W.Len(), c.W.Errors
+	if !k.live {
 		c.W.NullBulk()
+		return mark, true
 	}
+	c.replyRange(key, k, 0, stringLen(&k.m))
+	return mark, c.W.Errors == errs
 }
 
 // putKey commits cmd's write of m as key's metadata (k is the key's state
@@ -313,30 +317,40 @@ func cmdGetSet(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.lookupString(key)
+	k, ok := c.readStringMeta(key)
 	if !ok {
 		return
 	}
-	if c.putKey(storage.CmdGetSet, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet) {
-		c.replyValue(&k)
+	c.lookedUp(key, k.live)
+	mark, ok := c.replyOldValue(key, &k)
+	if !ok {
+		return
 	}
+	b := c.newBatch(storage.TypeString, storage.CmdGetSet)
+	c.put(b, key, &k, storage.Metadata{Type: storage.TypeString, Value: c.Args[2]}, notify.CodeSet)
+	c.commitReplying(b, mark)
 }
 
 func cmdGetDel(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.lookupString(key)
+	k, ok := c.readStringMeta(key)
 	if !ok {
 		return
 	}
+	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
 	}
-	if c.deleteKey(storage.CmdGetDel, key, &k, notify.CodeDel) {
-		c.W.Bulk(k.m.Value)
+	mark, ok := c.replyOldValue(key, &k)
+	if !ok {
+		return
 	}
+	b := c.newBatch(k.m.Type, storage.CmdGetDel)
+	c.del(b, key, &k, notify.CodeDel)
+	c.commitReplying(b, mark)
 }
 
 func cmdGetEx(c *Ctx) {

@@ -4,17 +4,18 @@
 # (default 100) MB from redis-cli -x, then a GET of it. Prints, in MB, the
 # server's RSS at start, its peak during the SET and during the GET
 # (VmHWM, reset in between through /proc/PID/clear_refs), its RSS right
-# after the GET and 3 s later, and the seconds each call took (redis-cli's
-# start-up included). For each Cairn build it then starts a primary and a
-# replica and prints both peaks while the SET replicates, and both RSS
-# once the replica has the value and 3 s more have passed. Servers bind
-# to 127.0.0.1 in temporary dirs and are stopped at the end.
+# after the GET and 3 s later, its peak during a GETDEL of the value
+# then, and the seconds each call took (redis-cli's start-up included).
+# For each Cairn build it then starts a primary and a replica and prints
+# both peaks while the SET replicates, and both RSS once the replica has
+# the value and 3 s more have passed. Servers bind to 127.0.0.1 in
+# temporary dirs and are stopped at the end.
 #
 # Usage: scripts/large-memory.sh CAIRN_BIN [CAIRN_BIN...]
 #   e.g. scripts/large-memory.sh /tmp/cairn-before bin/cairn
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,15p "$0" >&2; exit 2; }
 . scripts/benchlib.sh # $work, $pids, free_port, wait_up, stop, each_server
 size=${SIZE_MB:-100}
 head -c $((size << 20)) /dev/zero | tr '\0' 'v' >"$work/value"
@@ -32,7 +33,10 @@ one() { # name port pid
 	get=$(secs bash -c "redis-cli -p $2 get big | wc -c")
 	local get_peak after; get_peak=$(mb "$3" VmHWM) after=$(mb "$3" VmRSS)
 	sleep 3
-	echo "$1 start=$start set_s=$set set_peak=$set_peak get_s=$get get_peak=$get_peak after=$after after_3s=$(mb "$3" VmRSS)"
+	local after3 getdel; after3=$(mb "$3" VmRSS)
+	reset_peak "$3"
+	getdel=$(secs bash -c "redis-cli -p $2 getdel big | wc -c")
+	echo "$1 start=$start set_s=$set set_peak=$set_peak get_s=$get get_peak=$get_peak after=$after after_3s=$after3 getdel_s=$getdel getdel_peak=$(mb "$3" VmHWM)"
 }
 
 replicated() { # name bin

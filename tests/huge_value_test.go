@@ -30,9 +30,9 @@ func bulk(v []byte) string { return "$" + strconv.Itoa(len(v)) + "\r\n" + string
 // applies as a memtable of its own, a replication-log entry kept on disk
 // only, a replicated batch applied in place, a reply handed to the
 // outbox without a copy), arrive whole: one by one, pipelined, in
-// MULTI/EXEC, to a subscribed RESP3 client, on a replica, on a replica
-// that catches up from the primary's log after a kill -9, and after
-// restarts.
+// MULTI/EXEC, as the old value of GETSET, SET ... GET and GETDEL, to a
+// subscribed RESP3 client, on a replica, on a replica that catches up
+// from the primary's log after a kill -9, and after restarts.
 func TestHugeValues(t *testing.T) {
 	const size = 10 << 20
 	a, b, c := hugeValue(size, 1), hugeValue(size, 2), hugeValue(size+5, 3)
@@ -89,6 +89,40 @@ func TestHugeValues(t *testing.T) {
 	}
 	if got := tx[5].(*redis.IntCmd).Val(); got != 0 {
 		t.Fatalf("EXISTS after GETEX PXAT 1: %d", got)
+	}
+
+	// GETSET, SET ... GET and GETDEL reply with the value they replace or
+	// delete, read before their write: alone, and in a transaction whose
+	// batch already holds the write.
+	for _, inTx := range []bool{false, true} {
+		run := pc.Pipelined
+		if inTx {
+			run = pc.TxPipelined
+		}
+		cmds, err := run(cx, func(pp redis.Pipeliner) error {
+			pp.Set(cx, "x", a, 0)
+			pp.GetSet(cx, "x", b)
+			pp.SetArgs(cx, "x", c, redis.SetArgs{Get: true})
+			pp.GetDel(cx, "x")
+			pp.Exists(cx, "x")
+			return nil
+		})
+		must(t, err)
+		for i, want := range [][]byte{a, b, c} {
+			var got string
+			switch cmd := cmds[i+1].(type) {
+			case *redis.StringCmd:
+				got = cmd.Val()
+			case *redis.StatusCmd:
+				got = cmd.Val()
+			}
+			if got != string(want) {
+				t.Fatalf("%v (transaction %v): %d bytes, not the old value", cmds[i+1].Args()[:2], inTx, len(got))
+			}
+		}
+		if got := cmds[4].(*redis.IntCmd).Val(); got != 0 {
+			t.Fatalf("EXISTS after GETDEL (transaction %v): %d", inTx, got)
+		}
 	}
 
 	// A subscribed RESP3 client: its replies go through its outbox.
