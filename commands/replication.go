@@ -224,7 +224,11 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 		}
 		field("slave_priority", c.Env.Config.Int("slave-priority"))
 		field("slave_read_only", 1)
-		field("replica_announced", 1)
+		announced := 0
+		if c.Env.Config.Bool("replica-announced") {
+			announced = 1
+		}
+		field("replica_announced", announced)
 	} else {
 		field("role", "master")
 	}

@@ -144,6 +144,10 @@ var options = []Option{
 		Doc: "Port a replica gives its primary as its own, with replica-announce-ip; 0 = its port.",
 	},
 	{
+		Name: "replica-announced", Aliases: []string{"slave-announced"}, Kind: KindBool, Default: "yes", Mutable: true,
+		Doc: "Whether Redis Sentinel lists this replica to its clients (SENTINEL REPLICAS); it still promotes it by slave-priority (INFO replication replica_announced).",
+	},
+	{
 		Name: "slave-priority", Aliases: []string{"replica-priority"}, Kind: KindInt, Default: "100", Min: 0, Max: math.MaxInt32, Mutable: true,
 		Doc: "Redis Sentinel's preference among replicas when it promotes one: the lowest first; 0 = never promote this one (INFO replication slave_priority).",
 	},

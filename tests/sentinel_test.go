@@ -145,7 +145,8 @@ func TestRoleChangeBesideKeys(t *testing.T) {
 
 // TestReplicaAnnounce: a replica started with replica-announce-ip and
 // -port (behind NAT, say) is listed under them by its primary's INFO
-// replication and ROLE, which FAILOVER TO and Redis Sentinel go by.
+// replication and ROLE, which FAILOVER TO and Redis Sentinel go by; its
+// replica-announced shows in its own INFO replication.
 func TestReplicaAnnounce(t *testing.T) {
 	p := StartCairn(t)
 	r := startReplica(t, p, "--replica-announce-ip", "10.9.8.7", "--replica-announce-port", "7777")
@@ -159,6 +160,12 @@ func TestReplicaAnnounce(t *testing.T) {
 	}
 	if got := fmt.Sprint(role[2]); !strings.HasPrefix(got, "[[10.9.8.7 7777 ") {
 		t.Fatalf("ROLE's replicas = %s, want the announced address", got)
+	}
+	// replica-announced no asks Sentinel to keep the replica to itself.
+	rc := r.Client()
+	must(t, rc.ConfigSet(ctx(t), "replica-announced", "no").Err())
+	if got := infoOf(rc, "replication")["replica_announced"]; got != "0" {
+		t.Fatalf("replica_announced after CONFIG SET replica-announced no = %q", got)
 	}
 	// FAILOVER knows the replica by its announced address only.
 	p.Raw().Expect("-ERR FAILOVER target HOST and PORT is not a replica.\r\n", "FAILOVER", "TO", "127.0.0.1", strconv.Itoa(r.Port))
