@@ -124,10 +124,7 @@ func cmdACLDryRun(c *Ctx) {
 		return
 	}
 	args := c.Args[3:]
-	s := Lookup(args[0])
-	if s != nil && s.Subcommands != nil && len(args) > 1 {
-		s = s.Subcommands[lower(args[1])]
-	}
+	s := lookupLine(args)
 	switch {
 	case s == nil:
 		c.errorf("ERR Command '%s' not found", args[0])

@@ -190,10 +190,7 @@ func cmdCommandGetKeysAndFlags(c *Ctx) { getKeys(c, true) }
 // that do not fit the arguments.
 func getKeys(c *Ctx, withFlags bool) {
 	args := c.Args[2:]
-	s := Lookup(args[0])
-	if s != nil && s.Subcommands != nil && len(args) > 1 {
-		s = s.Subcommands[lower(args[1])]
-	}
+	s := lookupLine(args)
 	switch {
 	case s == nil:
 		c.W.Error("ERR Invalid command specified")

@@ -302,6 +302,17 @@ func Rename(name, newName string) error {
 	return nil
 }
 
+// lookupLine returns the spec a command line names (args[0] the command
+// name): a container's subcommand when the line names one, nil for an
+// unknown command or subcommand.
+func lookupLine(args [][]byte) *Spec {
+	s := Lookup(args[0])
+	if s != nil && s.Subcommands != nil && len(args) > 1 {
+		s = s.Subcommands[lower(args[1])]
+	}
+	return s
+}
+
 // Lookup returns the spec of a command name in any case, or nil.
 func Lookup(name []byte) *Spec {
 	if s, ok := byName[string(name)]; ok {
