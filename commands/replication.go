@@ -97,6 +97,10 @@ func cmdReplicaOf(c *Ctx) {
 	if !c.requireAdmin() {
 		return
 	}
+	if c.Env.failover.State() != failoverNone {
+		c.W.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	if lower(c.Args[1]) == "no" && lower(c.Args[2]) == "one" {
 		c.Env.Repl.Promote()
 		if err := c.Env.Config.Override("slaveof", ""); err != nil {

@@ -90,6 +90,11 @@ func (l *link) setErr(err error) {
 // run connects, syncs and streams until stopped.
 func (l *link) run() {
 	defer close(l.done)
+	defer func() {
+		if l.handshake != nil { // stopped before its first handshake ended
+			l.handshake <- context.Canceled
+		}
+	}()
 	backoff := minBackoff
 	for l.ctx.Err() == nil {
 		started, from := time.Now(), l.n.opts.Store.Offset()

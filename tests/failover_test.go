@@ -134,6 +134,7 @@ func TestFailoverTimeoutAbortAndForce(t *testing.T) {
 		t.Fatalf("master_failover_state = %q, want waiting-for-sync", got)
 	}
 	admin.Expect("-ERR FAILOVER already in progress.\r\n", "FAILOVER")
+	admin.Expect("-ERR REPLICAOF not allowed while failing over.\r\n", "REPLICAOF", "NO", "ONE")
 	writer.Send("*3\r\n$3\r\nSET\r\n$4\r\nheld\r\n$1\r\n1\r\n")
 	waitBlocked(t, p, 1)
 	// CLIENT UNPAUSE does not release the failover's hold.
