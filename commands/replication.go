@@ -219,6 +219,16 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 		// it applied.
 		field("slave_read_repl_offset", off)
 		field("slave_repl_offset", off)
+		if ls.SyncInProgress {
+			// Redis's fields of a transfer whose size is not known
+			// beforehand (a diskless sync's): -1 for the total and what
+			// is left.
+			field("master_sync_total_bytes", -1)
+			field("master_sync_read_bytes", ls.SyncReadBytes)
+			field("master_sync_left_bytes", -1)
+			field("master_sync_perc", "0.00")
+			field("master_sync_last_io_seconds_ago", last)
+		}
 		if !ls.Up {
 			// Sentinel skips a replica whose data is too old to promote.
 			field("master_link_down_since_seconds", last)

@@ -47,9 +47,11 @@ type link struct {
 	nc      net.Conn
 	up      bool
 	syncing bool
-	lastIO  time.Time
-	lastErr string
-	master  uint64
+	// syncRead is what the full sync in progress received so far.
+	syncRead int64
+	lastIO   time.Time
+	lastErr  string
+	master   uint64
 
 	// events is where publish gathers a batch's keyspace events; only the
 	// goroutine that applies the stream uses it.
@@ -65,7 +67,7 @@ func (l *link) state() LinkState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return LinkState{Host: l.host, Port: l.port, Up: l.up, LastIO: l.lastIO, SyncInProgress: l.syncing,
-		LastError: l.lastErr, MasterOffset: l.master}
+		SyncReadBytes: l.syncRead, LastError: l.lastErr, MasterOffset: l.master}
 }
 
 // stop ends the link and waits for its goroutine.
@@ -236,7 +238,7 @@ func (l *link) session() error {
 // the old data serving.
 func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) error {
 	l.mu.Lock()
-	l.syncing = true
+	l.syncing, l.syncRead, l.lastIO = true, 0, time.Now()
 	l.mu.Unlock()
 	stage, err := os.MkdirTemp(l.n.opts.DataDir, "sync-in-")
 	if err != nil {
@@ -293,6 +295,9 @@ func (l *link) receiveFullSync(nc net.Conn, rd *bufio.Reader, offset uint64) err
 			}
 			remaining -= int64(len(p))
 			received += int64(len(p))
+			l.mu.Lock()
+			l.syncRead, l.lastIO = received, time.Now()
+			l.mu.Unlock()
 			if remaining == 0 {
 				if err := out.Sync(); err != nil {
 					return err

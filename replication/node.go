@@ -495,8 +495,11 @@ type LinkState struct {
 	Up             bool
 	LastIO         time.Time
 	SyncInProgress bool
-	LastError      string
-	MasterOffset   uint64
+	// SyncReadBytes counts the checkpoint bytes a full sync in progress
+	// has received (its total is not known before the end).
+	SyncReadBytes int64
+	LastError     string
+	MasterOffset  uint64
 }
 
 // Link returns the link state, ok false on a primary.

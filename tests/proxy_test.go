@@ -9,9 +9,10 @@ import (
 )
 
 // Proxy is a loopback TCP proxy between a replica (the client side) and
-// its primary (the target). It can cut every connection it carries and
-// flip one byte of the primary->replica direction, so tests can break or
-// corrupt a replication stream at a chosen point.
+// its primary (the target). It can cut every connection it carries, flip
+// one byte of the primary->replica direction or hold that direction back,
+// so tests can break, corrupt or stall a replication stream at a chosen
+// point.
 type Proxy struct {
 	ln     net.Listener
 	target string
@@ -22,7 +23,9 @@ type Proxy struct {
 	accepted int
 	flipIn   int64 // >= 0: primary->replica bytes left before the flip
 	flipped  bool
-	flips    int // bytes flipped so far
+	flips    int           // bytes flipped so far
+	holdIn   int64         // >= 0: primary->replica bytes left before the hold
+	released chan struct{} // closed by Release
 }
 
 // StartProxy listens on a free loopback port and forwards every
@@ -34,7 +37,7 @@ func StartProxy(t testing.TB, target string) *Proxy {
 		t.Fatal(err)
 	}
 	p := &Proxy{ln: ln, target: target, Port: ln.Addr().(*net.TCPAddr).Port,
-		conns: map[net.Conn]struct{}{}, flipIn: -1}
+		conns: map[net.Conn]struct{}{}, flipIn: -1, holdIn: -1}
 	go p.accept()
 	t.Cleanup(p.Close)
 	return p
@@ -80,6 +83,26 @@ func (p *Proxy) Flips() int {
 	return p.flips
 }
 
+// HoldAfter arms a hold: after n more bytes have gone from the primary to
+// the replica, the proxy forwards nothing more in that direction until
+// Release.
+func (p *Proxy) HoldAfter(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdIn, p.released = n, make(chan struct{})
+}
+
+// Release ends a hold: the bytes held back go on.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released != nil {
+		close(p.released)
+		p.released = nil
+	}
+	p.holdIn = -1
+}
+
 // Cut closes every connection the proxy carries; new ones are accepted.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
@@ -89,9 +112,10 @@ func (p *Proxy) Cut() {
 	}
 }
 
-// Close stops accepting and cuts every connection.
+// Close stops accepting, ends a hold and cuts every connection.
 func (p *Proxy) Close() {
 	p.ln.Close()
+	p.Release()
 	p.Cut()
 }
 
@@ -140,9 +164,24 @@ func (p *Proxy) downstream(dst, src net.Conn) {
 					p.flipIn -= int64(n)
 				}
 			}
+			first, wait := n, (chan struct{})(nil)
+			if p.holdIn >= 0 {
+				if p.holdIn < int64(n) {
+					first, wait = int(p.holdIn), p.released
+					p.holdIn = -1
+				} else {
+					p.holdIn -= int64(n)
+				}
+			}
 			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(buf[:first]); werr != nil {
 				return
+			}
+			if wait != nil {
+				<-wait
+				if _, werr := dst.Write(buf[first:n]); werr != nil {
+					return
+				}
 			}
 		}
 		if err != nil {

@@ -1252,3 +1252,46 @@ func TestReplicationFailoverWithClientPause(t *testing.T) {
 		t.Fatalf("EXISTS late on the new primary = %d, %v", n, err)
 	}
 }
+
+// TestReplicationFullSyncProgressInInfo: while a full sync is under way
+// (held back by the proxy after 256 KB), the replica's INFO replication
+// shows Redis's transfer fields, with the bytes received so far and -1
+// for the total, which Cairn's full sync does not know beforehand; once
+// it is done they are gone.
+func TestReplicationFullSyncProgressInInfo(t *testing.T) {
+	p := StartCairn(t)
+	pc := p.Client()
+	cx := ctx(t)
+	big := strings.Repeat("x", 1<<20)
+	for i := range 4 {
+		must(t, pc.Set(cx, fmt.Sprintf("big%d", i), big, 0).Err())
+	}
+	proxy := StartProxy(t, p.Addr())
+	proxy.HoldAfter(256 << 10)
+	r := StartCairn(t, "--slaveof", proxy.SlaveOf())
+	rc := r.Client()
+	var m map[string]string
+	waitFor(t, 30*time.Second, "the full sync to be held back midway", func() bool {
+		m = infoOf(rc, "replication")
+		read, _ := strconv.ParseInt(m["master_sync_read_bytes"], 10, 64)
+		return m["master_sync_in_progress"] == "1" && read > 0
+	})
+	for field, want := range map[string]string{"master_sync_total_bytes": "-1", "master_sync_left_bytes": "-1",
+		"master_sync_perc": "0.00", "master_link_status": "down"} {
+		if m[field] != want {
+			t.Errorf("%s = %q during the full sync, want %q (%v)", field, m[field], want, m)
+		}
+	}
+	if read, _ := strconv.ParseInt(m["master_sync_read_bytes"], 10, 64); read > 256<<10 {
+		t.Errorf("master_sync_read_bytes %d, more than the proxy let through", read)
+	}
+	if _, ok := m["master_sync_last_io_seconds_ago"]; !ok {
+		t.Errorf("no master_sync_last_io_seconds_ago during the full sync: %v", m)
+	}
+	proxy.Release()
+	waitCaughtUp(t, pc, rc)
+	m = infoOf(rc, "replication")
+	if _, ok := m["master_sync_read_bytes"]; ok || m["master_sync_in_progress"] != "0" {
+		t.Fatalf("transfer fields after the full sync: %v", m)
+	}
+}
