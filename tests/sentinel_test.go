@@ -16,7 +16,9 @@ import (
 
 // StartSentinel starts Debian's redis-sentinel on a free port, monitoring
 // the primary on primaryPort as "mymaster" with a quorum of one, and
-// waits until it answers PING.
+// waits until it answers PING. A node is down after 3 s without a reply:
+// Sentinel pings once a second, so 1 s made it take a node it had just
+// connected to for down now and then (seen under the race detector).
 func StartSentinel(t *testing.T, primaryPort int) *Node {
 	t.Helper()
 	bin, err := exec.LookPath("redis-sentinel")
@@ -30,7 +32,7 @@ port %d
 daemonize no
 dir %s
 sentinel monitor mymaster 127.0.0.1 %d 1
-sentinel down-after-milliseconds mymaster 1000
+sentinel down-after-milliseconds mymaster 3000
 sentinel failover-timeout mymaster 10000
 `, n.Port, n.Dir, primaryPort)
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
@@ -38,7 +40,12 @@ sentinel failover-timeout mymaster 10000
 	}
 	n.args = []string{conf}
 	n.start()
-	t.Cleanup(func() { n.Kill() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Sentinel's log:\n%s", n.Log.Tail(8000))
+		}
+		n.Kill()
+	})
 	return n
 }
 
@@ -53,6 +60,23 @@ func sentinelPrimaryPort(s *redis.Client) int {
 	}
 	port, _ := strconv.Atoi(addr[1])
 	return port
+}
+
+// sentinelMasterFlags returns the flags Sentinel gives mymaster ("master"
+// once no failover is in progress), "" if it does not answer.
+func sentinelMasterFlags(s *redis.Client) string {
+	cx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fields, err := s.Do(cx, "SENTINEL", "MASTER", "mymaster").StringSlice()
+	if err != nil {
+		return ""
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i] == "flags" {
+			return fields[i+1]
+		}
+	}
+	return ""
 }
 
 // TestSentinelFailover: Redis Sentinel watches a Cairn primary and two
@@ -120,6 +144,11 @@ func TestSentinelFailover(t *testing.T) {
 	waitCaughtUp(t, primary, other)
 	compareData(t, "the replica that stayed", primary, other)
 
+	// The old primary comes back once Sentinel has ended the failover
+	// (before, it could take it for the primary still).
+	waitFor(t, 60*time.Second, "Sentinel to end the failover", func() bool {
+		return sentinelMasterFlags(sc) == "master" && sentinelPrimaryPort(sc) == newPort
+	})
 	p.Restart()
 	waitFor(t, 60*time.Second, "Sentinel to make the old primary a replica", func() bool {
 		m := infoOf(pc, "replication")
