@@ -169,6 +169,9 @@ func cmdFailover(c *Ctx) {
 	} else {
 		c.Env.Log.Info("FAILOVER requested", "target", f.target)
 	}
+	// Writes are held from the reply on, as in Redis; the failover waits
+	// for those already running (runFailover).
+	c.Env.pause.hold()
 	go c.Env.runFailover(r, f.abort)
 	c.W.OK()
 }
@@ -180,11 +183,11 @@ func (e *Env) runFailover(r failoverRequest, abort <-chan struct{}) {
 	if target == "" {
 		target = "any replica"
 	}
-	// The hold ends before the state does: a FAILOVER that starts once
-	// the state is failoverNone holds writes again.
+	// The hold (cmdFailover's) ends before the state does: a FAILOVER
+	// that starts once the state is failoverNone holds writes again.
 	defer f.setState(failoverNone)
-	e.pause.hold()
 	defer e.pause.release()
+	e.pause.drain()
 	// Nothing moves the offset now (writes are held back, and so is
 	// expiry): the replica must acknowledge all of it.
 	offset := e.Store.Offset()

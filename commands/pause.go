@@ -123,16 +123,20 @@ func (p *clientPause) unpause() {
 	p.mu.Unlock()
 }
 
-// hold holds writes back as a WRITE pause does, until release, and
-// returns once no write that passed the gate is still running: from then
-// on the node's replication offset does not move. CLIENT UNPAUSE does
-// not end it.
+// hold holds writes back as a WRITE pause does, from now until release;
+// CLIENT UNPAUSE does not end it. Writes that passed the gate before may
+// still be running: drain waits for them.
 func (p *clientPause) hold() {
 	p.mu.Lock()
 	p.held = true
 	p.active.Store(true)
 	p.signalLocked()
 	p.mu.Unlock()
+}
+
+// drain returns once no write that passed the gate is still running:
+// under a hold, the node's replication offset then no longer moves.
+func (p *clientPause) drain() {
 	for p.inflight.Load() > 0 {
 		time.Sleep(20 * time.Microsecond)
 	}
