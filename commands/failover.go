@@ -31,10 +31,9 @@ const (
 // becomes a primary again) when the replica does not catch up in time or
 // refuses, or on FAILOVER ABORT.
 type failover struct {
-	mu     sync.Mutex
-	state  string        // failoverNone when "" too
-	target string        // host:port, or "" for any replica
-	abort  chan struct{} // closed by FAILOVER ABORT
+	mu    sync.Mutex
+	state string        // failoverNone when "" too
+	abort chan struct{} // closed by FAILOVER ABORT
 }
 
 // State returns master_failover_state.
@@ -61,6 +60,20 @@ type failoverRequest struct {
 	force   bool
 	abort   bool
 	timeout time.Duration // 0: none
+}
+
+// targets reports whether the request may fail over to replica rp: any
+// replica without TO.
+func (r failoverRequest) targets(rp replication.ReplicaState) bool {
+	return !r.to || (rp.Addr == r.host && rp.Port == r.port)
+}
+
+// target names the request's target for the log.
+func (r failoverRequest) target() string {
+	if !r.to {
+		return "any replica"
+	}
+	return fmt.Sprintf("%s:%d", r.host, r.port)
 }
 
 // parseFailover parses FAILOVER's arguments, replying with Redis's error
@@ -150,7 +163,7 @@ func cmdFailover(c *Ctx) {
 		return
 	}
 	if r.to {
-		i := slices.IndexFunc(reps, func(rp replication.ReplicaState) bool { return rp.Addr == r.host && rp.Port == r.port })
+		i := slices.IndexFunc(reps, r.targets)
 		if i < 0 {
 			c.W.Error("ERR FAILOVER target HOST and PORT is not a replica.")
 			return
@@ -159,16 +172,9 @@ func cmdFailover(c *Ctx) {
 			c.W.Error("ERR FAILOVER target replica is not online.")
 			return
 		}
-		f.target = fmt.Sprintf("%s:%d", r.host, r.port)
-	} else {
-		f.target = ""
 	}
 	f.state, f.abort = failoverWaiting, make(chan struct{})
-	if f.target == "" {
-		c.Env.Log.Info("FAILOVER requested to any replica")
-	} else {
-		c.Env.Log.Info("FAILOVER requested", "target", f.target)
-	}
+	c.Env.Log.Info("FAILOVER requested", "target", r.target())
 	// Writes are held from the reply on, as in Redis; the failover waits
 	// for those already running (runFailover).
 	c.Env.pause.hold()
@@ -179,10 +185,7 @@ func cmdFailover(c *Ctx) {
 // runFailover carries out the failover cmdFailover started.
 func (e *Env) runFailover(r failoverRequest, abort <-chan struct{}) {
 	f := &e.failover
-	target := f.target
-	if target == "" {
-		target = "any replica"
-	}
+	target := r.target()
 	// The hold (cmdFailover's) ends before the state does: a FAILOVER
 	// that starts once the state is failoverNone holds writes again.
 	defer f.setState(failoverNone)
@@ -209,8 +212,7 @@ func (e *Env) runFailover(r failoverRequest, abort <-chan struct{}) {
 		}
 		close(stop)
 	}()
-	match := func(rp replication.ReplicaState) bool { return !r.to || (rp.Addr == r.host && rp.Port == r.port) }
-	rp, ok := e.Repl.WaitReplicaAck(offset, match, stop)
+	rp, ok := e.Repl.WaitReplicaAck(offset, r.targets, stop)
 	switch {
 	case ok:
 		e.Log.Info("FAILOVER target is synced, failing over", "target", fmt.Sprintf("%s:%d", rp.Addr, rp.Port), "offset", offset)
@@ -226,9 +228,7 @@ func (e *Env) runFailover(r failoverRequest, abort <-chan struct{}) {
 	}
 	f.setState(failoverInProgress)
 	addr := fmt.Sprintf("%s %d", rp.Addr, rp.Port)
-	if err := e.Config.Override("slaveof", addr); err != nil {
-		e.Log.Warn("could not record the role change", "error", err)
-	}
+	e.recordRole(addr)
 	select {
 	case err := <-e.Repl.ReplicaOfForFailover(rp.Addr, rp.Port):
 		if err == nil {
@@ -240,9 +240,7 @@ func (e *Env) runFailover(r failoverRequest, abort <-chan struct{}) {
 		e.Log.Warn("FAILOVER aborted by FAILOVER ABORT; primary again", "target", addr)
 	}
 	e.Repl.Promote()
-	if err := e.Config.Override("slaveof", ""); err != nil {
-		e.Log.Warn("could not record the role change", "error", err)
-	}
+	e.recordRole("")
 }
 
 // failoverPSync handles PSYNC's FAILOVER argument on the failover's
@@ -258,9 +256,7 @@ func failoverPSync(c *Ctx, replID string) bool {
 		c.W.Error("ERR PSYNC FAILOVER replid must match my replid.")
 		return false
 	}
-	if err := c.Env.Config.Override("slaveof", ""); err != nil {
-		c.Env.Log.Warn("could not record the role change", "error", err)
-	}
+	c.Env.recordRole("")
 	c.Env.Log.Info("MASTER MODE enabled (failover request from the primary)", "client", c.Client.Addr,
 		"replid", replID)
 	return true

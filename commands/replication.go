@@ -103,9 +103,7 @@ func cmdReplicaOf(c *Ctx) {
 	}
 	if lower(c.Args[1]) == "no" && lower(c.Args[2]) == "one" {
 		c.Env.Repl.Promote()
-		if err := c.Env.Config.Override("slaveof", ""); err != nil {
-			c.Env.Log.Warn("could not record the role change", "error", err)
-		}
+		c.Env.recordRole("")
 		c.Env.Log.Info("MASTER MODE enabled", "client", c.Client.Addr)
 		c.W.OK()
 		return
@@ -120,10 +118,17 @@ func cmdReplicaOf(c *Ctx) {
 		c.W.SimpleString("OK Already connected to specified master")
 		return
 	}
-	if err := c.Env.Config.Override("slaveof", fmt.Sprintf("%s %d", host, port)); err != nil {
-		c.Env.Log.Warn("could not record the role change", "error", err)
-	}
+	c.Env.recordRole(fmt.Sprintf("%s %d", host, port))
 	c.W.OK()
+}
+
+// recordRole sets the slaveof option to the role the node took ("host
+// port", or "" for a primary), so that CONFIG GET and CONFIG REWRITE
+// show it; a failure is logged, the role change stands.
+func (e *Env) recordRole(slaveof string) {
+	if err := e.Config.Override("slaveof", slaveof); err != nil {
+		e.Log.Warn("could not record the role change", "error", err)
+	}
 }
 
 func cmdRole(c *Ctx) {

@@ -112,11 +112,12 @@ func cmdExec(c *Ctx) {
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
 	}
-	if changesRole(m.queued) && takesLocks(m.queued) {
+	keys, allLocked := transactionKeys(m.queued)
+	if changesRole(m.queued) && (allLocked || len(keys) > 0) {
 		c.W.Error(errRoleChangeWithKeys)
 		return
 	}
-	unlock, allLocked := c.lockTransaction(m.queued)
+	unlock := c.lockTransaction(keys, allLocked)
 	defer unlock()
 	if c.Env.Clients.watchBroken(c, cl) {
 		c.W.NullArray()
@@ -174,30 +175,27 @@ func changesRole(queued []queuedCommand) bool {
 	return false
 }
 
-// takesLocks reports whether lockTransaction would hold any key lock for
-// the queue.
-func takesLocks(queued []queuedCommand) bool {
-	for _, q := range queued {
-		if q.spec.FirstKey != 0 || q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name] {
-			return true
-		}
-	}
-	return false
-}
-
-// lockTransaction takes the locks of every key the queued commands name
-// (all locks, reported by all, when one of them flushes or may reclaim
-// any expired key) and returns the function that publishes the
-// transaction's events and releases them.
-func (c *Ctx) lockTransaction(queued []queuedCommand) (unlock func(), all bool) {
-	var keys [][]byte
+// transactionKeys returns the keys whose locks the queued commands need,
+// or all true when they need every lock: one of them flushes or may
+// reclaim any expired key.
+func transactionKeys(queued []queuedCommand) (keys [][]byte, all bool) {
 	for _, q := range queued {
 		if q.spec.FirstKey == 0 && (q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name]) {
-			return c.holdLocks(c.Env.Store.Locks.LockAll()), true
+			return nil, true
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
 	}
-	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...)), false
+	return keys, false
+}
+
+// lockTransaction takes the locks transactionKeys named (every lock with
+// all) and returns the function that publishes the transaction's events
+// and releases them.
+func (c *Ctx) lockTransaction(keys [][]byte, all bool) (unlock func()) {
+	if all {
+		return c.holdLocks(c.Env.Store.Locks.LockAll())
+	}
+	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
 }
 
 // reclaimsExpired names the keyless reads that reclaim the expired keys
