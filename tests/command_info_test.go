@@ -11,15 +11,10 @@ import (
 // cairnOnlyCommands are Cairn's commands that Redis does not have.
 var cairnOnlyCommands = map[string]bool{"namespace": true}
 
-// cairnExtraFlags are flags Cairn's commands have and Redis's do not, on
-// purpose (none at present; the name's entry is skipped).
-var cairnExtraFlags = map[string]string{}
-
 // TestCommandInfoMatchesRedis compares COMMAND INFO of every command Cairn
 // has (subcommands included) with redis-server's, in RESP2 and in RESP3:
 // the whole entry (name, arity, flags, key positions, ACL categories,
-// tips, key specifications, subcommands) with its reply types, less the
-// flags in cairnExtraFlags. The members of the flag and ACL category sets
+// tips, key specifications, subcommands) with its reply types. The members of the flag and ACL category sets
 // and the subcommands are compared in any order (Redis lists subcommands
 // in its hash table's order); tips and key specs in Redis's order. COMMAND
 // DOCS must give Redis's version (since) and group. The commands Cairn
@@ -53,7 +48,7 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 				diffs = append(diffs, fmt.Sprintf("%s: Cairn's reply %s", name, diffRender(ci)))
 				continue
 			}
-			c, r := commandInfoFields(ci.elems[0], true), commandInfoFields(ri.elems[0], false)
+			c, r := commandInfoFields(ci.elems[0]), commandInfoFields(ri.elems[0])
 			for i := range max(len(c), len(r)) {
 				cf, rf := "(none)", "(none)"
 				if i < len(c) {
@@ -131,39 +126,31 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 
 // commandInfoFields renders the fields of one COMMAND INFO entry with
 // their reply types, each named, the flags, ACL categories and
-// subcommands sorted and, for Cairn's entry (cairn set), without the flags
-// of cairnExtraFlags.
-func commandInfoFields(e diffReply, cairn bool) []string {
+// subcommands sorted.
+func commandInfoFields(e diffReply) []string {
 	if e.kind != '*' || len(e.elems) != 10 {
 		return []string{"malformed " + commandInfoValue(e)}
 	}
-	name := e.elems[0].str
-	sorted := func(v diffReply, skip string) string {
+	sorted := func(v diffReply) string {
 		var s []string
 		for _, m := range v.elems {
-			if m.str != skip || skip == "" {
-				s = append(s, commandInfoValue(m))
-			}
+			s = append(s, commandInfoValue(m))
 		}
 		slices.Sort(s)
 		return fmt.Sprintf("%c[%s]", v.kind, strings.Join(s, " "))
 	}
-	skip := ""
-	if cairn {
-		skip = cairnExtraFlags[name]
-	}
 	var subs []string
 	for _, sub := range e.elems[9].elems {
-		subs = append(subs, "{"+strings.Join(commandInfoFields(sub, cairn), " ")+"}")
+		subs = append(subs, "{"+strings.Join(commandInfoFields(sub), " ")+"}")
 	}
 	slices.Sort(subs)
 	f := e.elems
 	return []string{
 		"name=" + commandInfoValue(f[0]),
 		"arity=" + commandInfoValue(f[1]),
-		"flags=" + sorted(f[2], skip),
+		"flags=" + sorted(f[2]),
 		fmt.Sprintf("keys=%s,%s,%s", commandInfoValue(f[3]), commandInfoValue(f[4]), commandInfoValue(f[5])),
-		"acl=" + sorted(f[6], ""),
+		"acl=" + sorted(f[6]),
 		"tips=" + commandInfoValue(f[7]),
 		"keyspecs=" + commandInfoValue(f[8]),
 		fmt.Sprintf("subcommands=%c[%s]", f[9].kind, strings.Join(subs, " ")),
