@@ -81,7 +81,11 @@ func delGeneric(c *Ctx, cmd storage.Command) {
 	c.W.Int(int64(deleted))
 }
 
+// cmdExists counts several keys under their locks, as MGET reads them.
 func cmdExists(c *Ctx) {
+	if len(c.Args) > 2 {
+		defer c.lock(c.Args[1:]...)()
+	}
 	var n int64
 	for _, key := range c.Args[1:] {
 		k, ok := c.read(key)

@@ -239,7 +239,13 @@ func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
 	}
 }
 
+// cmdMGet reads several keys under their locks, so that it sees all or
+// none of a transaction's or a script's writes to them (they commit under
+// those locks, and a replica applies a batch under every lock).
 func cmdMGet(c *Ctx) {
+	if len(c.Args) > 2 {
+		defer c.lock(c.Args[1:]...)()
+	}
 	c.W.Array(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		k, err := c.lookup(key)
