@@ -35,7 +35,11 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	c.W.Array(10)
 	c.W.BulkString(s.FullName())
 	c.W.Int(int64(s.Arity))
-	flags := s.Flags.Names()
+	f := s.Flags
+	if s.movableKeys() {
+		f |= flagMovableKeys
+	}
+	flags := f.Names()
 	c.W.Set(len(flags))
 	for _, f := range flags {
 		c.W.SimpleString(f)

@@ -139,6 +139,7 @@ type Env struct {
 	slowlog  slowLog
 	acllog   aclLog
 	failover failover
+	scripts  scriptEngine
 	monitors monitorSet
 	saves    saveState
 	hot      hotSettings

@@ -95,6 +95,10 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, errDebugDisabled)
 		return nil
 	}
+	if spec.Flags&FlagAllowBusy == 0 && e.busyScript(cl) {
+		reject(spec, errBusyScript)
+		return nil
+	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
 		reject(spec, "ERR Command not allowed inside a transaction")
 		return nil

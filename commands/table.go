@@ -45,6 +45,12 @@ const (
 	// Cairn enables DEBUG only with its test-only faults (Faults.Enabled).
 	// COMMAND INFO does not list the flag, as Redis's does not.
 	FlagProtected
+	// FlagNoMandatoryKeys marks a command that may name no key although
+	// it takes keys (EVAL with numkeys 0).
+	FlagNoMandatoryKeys
+	// flagMovableKeys is never set in the table: COMMAND INFO derives it
+	// from the key specs (Spec.movableKeys), as Redis does.
+	flagMovableKeys
 )
 
 var flagNames = []struct {
@@ -54,8 +60,8 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"},
-	{FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
+	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // aclCategories are Redis's ACL categories, in the order COMMAND INFO
@@ -70,14 +76,19 @@ var groupCategory = map[string]string{"string": "string", "generic": "keyspace",
 
 // ACLCategories returns the command's ACL categories (without the '@'),
 // in Redis's order: those its flags imply, as Redis derives them (write,
-// read, admin and dangerous, pubsub, fast, else slow), and those of its
-// group (Spec.Group, a subcommand's parent's), or Spec.ACL where it is
-// set. A container command (CONFIG, CLIENT) has only slow.
+// read but not for scripting commands, admin and dangerous, pubsub,
+// fast, else slow), and those of its group (Spec.Group, a subcommand's
+// parent's), or Spec.ACL where it is set. A container command (CONFIG,
+// CLIENT) has only slow.
 func (s *Spec) ACLCategories() []string {
 	has := map[string]bool{}
 	f := s.Flags
 	has["write"] = f&FlagWrite != 0
-	has["read"] = f&FlagReadOnly != 0
+	group := s.Group
+	if s.parent != nil {
+		group = s.parent.Group
+	}
+	has["read"] = f&FlagReadOnly != 0 && group != "scripting" // Redis's exception for EVAL_RO
 	has["admin"], has["dangerous"] = f&FlagAdmin != 0, f&FlagAdmin != 0
 	has["pubsub"] = f&FlagPubSub != 0
 	has["fast"] = f&FlagFast != 0
@@ -92,10 +103,6 @@ func (s *Spec) ACLCategories() []string {
 			has[c] = true
 		}
 	case s.Handler != nil || s.Subcommands == nil:
-		group := s.Group
-		if s.parent != nil {
-			group = s.parent.Group
-		}
 		has[groupCategory[group]] = true
 	}
 	var out []string
@@ -105,6 +112,18 @@ func (s *Spec) ACLCategories() []string {
 		}
 	}
 	return out
+}
+
+// movableKeys reports whether the command's key positions depend on its
+// arguments: a key spec begins at a keyword or counts its keys from an
+// argument.
+func (s *Spec) movableKeys() bool {
+	for _, k := range s.KeySpecs {
+		if k.Begin.Index == 0 || k.Find.Kind != FindRange {
+			return true
+		}
+	}
+	return false
 }
 
 // Names returns the flag names in Redis's order.

@@ -113,13 +113,21 @@ func cmdExec(c *Ctx) {
 		return
 	}
 	keys, allLocked := transactionKeys(m.queued)
-	if changesRole(m.queued) && (allLocked || len(keys) > 0) {
+	roleChange := changesRole(m.queued)
+	if roleChange && (allLocked || len(keys) > 0) {
 		c.W.Error(errRoleChangeWithKeys)
 		return
 	}
+	// The watched keys are locked too, for watchBroken's reads.
+	watchLocked := !roleChange
+	for _, wk := range cl.watched {
+		if watchLocked && wk.ns == c.ns() && !allLocked {
+			keys = append(keys, wk.key)
+		}
+	}
 	unlock := c.lockTransaction(keys, allLocked)
 	defer unlock()
-	if c.Env.Clients.watchBroken(c, cl) {
+	if c.Env.Clients.watchBroken(c, cl, watchLocked) {
 		c.W.NullArray()
 		return
 	}
@@ -176,11 +184,11 @@ func changesRole(queued []queuedCommand) bool {
 }
 
 // transactionKeys returns the keys whose locks the queued commands need,
-// or all true when they need every lock: one of them flushes or may
-// reclaim any expired key.
+// or all true when they need every lock: one of them flushes, may
+// reclaim any expired key, or runs a script (which may touch any key).
 func transactionKeys(queued []queuedCommand) (keys [][]byte, all bool) {
 	for _, q := range queued {
-		if q.spec.FirstKey == 0 && (q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name]) {
+		if q.spec.FirstKey == 0 && (q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name] || q.spec.Group == "scripting") {
 			return nil, true
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
@@ -436,8 +444,9 @@ func (r *ClientRegistry) Flushing(namespaces []string, present func(metaKey []by
 }
 
 // watchBroken reports whether EXEC must abort: a watched key was written,
-// or has expired since WATCH.
-func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client) bool {
+// or has expired since WATCH. With locked, EXEC holds the locks of the
+// watched keys of its namespace.
+func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client, locked bool) bool {
 	if cl.watchTouched.Load() {
 		return true
 	}
@@ -445,7 +454,13 @@ func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client) bool {
 		if wk.expired {
 			continue
 		}
-		m, found, err := c.Env.Store.ReadMeta(wk.ns, wk.key)
+		// With locked, EXEC holds the locks of the keys it watched in its
+		// namespace: ReadMeta would take the lock again on a row-cache miss.
+		read := c.Env.Store.ReadMeta
+		if locked && wk.ns == c.ns() {
+			read = c.Env.Store.GetMeta
+		}
+		m, found, err := read(wk.ns, wk.key)
 		if err == nil && found && m.Expired(c.nowMs()) {
 			return true
 		}

@@ -195,6 +195,10 @@ var options = []Option{
 		Doc: "Commands running at least this many microseconds go to the slow log (SLOWLOG GET); -1 = none, 0 = all.",
 	},
 	{
+		Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: KindInt, Default: "5000", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Milliseconds a Lua script may run before other clients' commands get BUSY (SCRIPT KILL stops a script that has not written).",
+	},
+	{
 		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
 	},

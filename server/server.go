@@ -140,6 +140,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.closing.Store(true)
 		close(s.done)
 		s.env.StopClientPause()
+		s.env.StopScripts()
 		s.closeListeners()
 		s.mu.Lock()
 		for c := range s.live {

@@ -79,6 +79,33 @@ func (l *KeyLocks) unlockStripes(idx []int) {
 	}
 }
 
+// Stripes returns the stripes of keys in ns, sorted and without repeats,
+// for TryLockStripes.
+func (l *KeyLocks) Stripes(ns string, keys ...[]byte) []int {
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		idx[i] = l.stripe(ns, k)
+	}
+	slices.Sort(idx)
+	return slices.Compact(idx)
+}
+
+// TryLockStripes takes every stripe of idx without waiting, or none, and
+// reports whether it took them. A holder of other stripes may call it in
+// any order: it never waits, so it never deadlocks.
+func (l *KeyLocks) TryLockStripes(idx []int) bool {
+	for j, i := range idx {
+		if !l.stripes[i].TryLock() {
+			l.unlockStripes(idx[:j])
+			return false
+		}
+	}
+	return true
+}
+
+// UnlockStripes releases stripes TryLockStripes took.
+func (l *KeyLocks) UnlockStripes(idx []int) { l.unlockStripes(idx) }
+
 // LockAll takes every stripe, excluding all other writers (FLUSHDB,
 // FLUSHALL), and returns the function that releases them.
 func (l *KeyLocks) LockAll() (unlock func()) {

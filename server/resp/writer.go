@@ -69,6 +69,14 @@ func (w *Writer) Error(s string) {
 	w.buf = redcon.AppendError(w.buf, s)
 }
 
+// RepeatError writes -s as Error does, but without OnError: the error
+// was already counted where it arose (a command a Lua script called,
+// whose error the script passes on), as Redis counts it once.
+func (w *Writer) RepeatError(s string) {
+	w.Errors++
+	w.buf = redcon.AppendError(w.buf, s)
+}
+
 // Int writes :n.
 func (w *Writer) Int(n int64) { w.buf = redcon.AppendInt(w.buf, n) }
 

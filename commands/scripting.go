@@ -1,0 +1,491 @@
+package commands
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnkv/cairn/scripting"
+	"github.com/cairnkv/cairn/server/resp"
+	"github.com/cairnkv/cairn/storage"
+)
+
+func init() {
+	keys := func(flags KeyFlag, notes string) []KeySpec {
+		return []KeySpec{KeySpec{Flags: flags, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)}.Note(notes)}
+	}
+	// Redis's notes are on EVAL's and EVAL_RO's specs only.
+	rwNoted := keys(KeyRW|KeyAccess|KeyUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
+	roNoted := keys(KeyRO|KeyAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
+	rw, ro := keys(KeyRW|KeyAccess|KeyUpdate, ""), keys(KeyRO|KeyAccess, "")
+	const flags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys
+	register(
+		&Spec{Name: "eval", Arity: -3, Flags: flags | FlagMayReplicate, KeySpecs: rwNoted, Group: "scripting", Since: "2.6.0",
+			Summary: "Runs a Lua script atomically.", Handler: func(c *Ctx) { evalScript(c, false, false) }},
+		&Spec{Name: "evalsha", Arity: -3, Flags: flags | FlagMayReplicate, KeySpecs: rw, Group: "scripting", Since: "2.6.0",
+			Summary: "Runs a cached Lua script atomically, named by its SHA1.", Handler: func(c *Ctx) { evalScript(c, true, false) }},
+		&Spec{Name: "eval_ro", Arity: -3, Flags: flags | FlagReadOnly, KeySpecs: roNoted, Group: "scripting", Since: "7.0.0",
+			Summary: "Runs a Lua script that may not write.", Handler: func(c *Ctx) { evalScript(c, false, true) }},
+		&Spec{Name: "evalsha_ro", Arity: -3, Flags: flags | FlagReadOnly, KeySpecs: ro, Group: "scripting", Since: "7.0.0",
+			Summary: "Runs a cached Lua script that may not write, named by its SHA1.", Handler: func(c *Ctx) { evalScript(c, true, true) }},
+		&Spec{Name: "script", Arity: -2, Group: "scripting", Since: "2.6.0", Summary: "Manages the Lua script cache.",
+			Subcommands: map[string]*Spec{
+				"load": {Arity: 3, Flags: FlagNoScript | FlagStale, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+					Since: "2.6.0", Summary: "Compiles a script and caches it without running it.", Handler: cmdScriptLoad},
+				"exists": {Arity: -3, Flags: FlagNoScript, Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"},
+					Since: "2.6.0", Summary: "Tells which scripts the cache holds.", Handler: cmdScriptExists},
+				"flush": {Arity: -2, Flags: FlagNoScript, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+					Since: "2.6.0", Summary: "Empties the script cache.", Handler: cmdScriptFlush},
+				"kill": {Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"},
+					Since: "2.6.0", Summary: "Stops the running script if it has not written.", Handler: cmdScriptKill},
+				"debug": {Arity: 3, Flags: FlagNoScript, Since: "3.2.0", Summary: "Sets the script debugger's mode (not supported).", Handler: cmdScriptDebug},
+				"help":  {Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Handler: cmdScriptHelp},
+			}},
+	)
+	groupCategory["scripting"] = "scripting"
+	scripting.RedisVersion = RedisVersion
+}
+
+const (
+	errNoScript      = "NOSCRIPT No matching script. Please use EVAL."
+	errBusyScript    = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errNotBusy       = "NOTBUSY No scripts in execution right now."
+	errUnkillable    = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errScriptWrite   = "ERR Write commands are not allowed from read-only scripts."
+	errScriptUnknown = "ERR Unknown Redis command called from script"
+	errScriptArity   = "ERR Wrong number of args calling Redis command from script"
+	errScriptDenied  = "ERR This Redis command is not allowed from script"
+)
+
+// scriptEngine is the server's scripting state: the script cache and the
+// scripts running now.
+type scriptEngine struct {
+	cache   scripting.Cache
+	active  atomic.Int32 // len(running), read without mu by every command
+	mu      sync.Mutex   // guards running and stopped
+	running map[*scriptRun]struct{}
+	stopped bool // the server is stopping: scripts are killed
+}
+
+// scriptRun is one script in progress.
+type scriptRun struct {
+	cl    *Client
+	run   *scripting.Run
+	start time.Time
+	// mu serializes SCRIPT KILL's decision with the script's commands.
+	mu     sync.Mutex
+	wrote  bool // a redis.call wrote: SCRIPT KILL refuses
+	killed bool // no command runs any more
+}
+
+// kill stops the run unless it wrote (force: even then), and reports
+// whether it did.
+func (r *scriptRun) kill(force bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wrote && !force {
+		return false
+	}
+	r.killed = true
+	r.run.Kill()
+	return true
+}
+
+// start registers r as running; a script that starts while the server
+// stops is killed at once.
+func (e *scriptEngine) start(r *scriptRun) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		r.kill(true)
+	}
+	if e.running == nil {
+		e.running = map[*scriptRun]struct{}{}
+	}
+	e.running[r] = struct{}{}
+	e.active.Store(int32(len(e.running)))
+}
+
+func (e *scriptEngine) finish(r *scriptRun) {
+	e.mu.Lock()
+	delete(e.running, r)
+	e.active.Store(int32(len(e.running)))
+	e.mu.Unlock()
+}
+
+// busyScript reports whether a script of another client than cl has run
+// for longer than busy-reply-threshold: other clients' commands then get
+// BUSY, as Redis's do.
+func (e *Env) busyScript(cl *Client) bool {
+	s := &e.scripts
+	if s.active.Load() == 0 {
+		return false
+	}
+	limit := time.Duration(e.Config.Int("busy-reply-threshold")) * time.Millisecond
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r := range s.running {
+		if r.cl != cl && time.Since(r.start) >= limit {
+			return true
+		}
+	}
+	return false
+}
+
+// StopScripts kills the running scripts and any that starts later; the
+// server calls it when it stops. A killed script's writes are never
+// committed: its client never got a reply.
+func (e *Env) StopScripts() {
+	s := &e.scripts
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	for r := range s.running {
+		r.kill(true)
+	}
+}
+
+// loadScript compiles body into the cache, replying its error when it has
+// one.
+func loadScript(c *Ctx, body []byte) *scripting.Script {
+	s, err := c.Env.scripts.cache.Load(body)
+	if errors.Is(err, scripting.ErrInvalid) {
+		c.W.Error("ERR " + err.Error())
+		return nil
+	}
+	if err != nil {
+		c.errorf("ERR %v", err)
+		return nil
+	}
+	return s
+}
+
+// evalScript runs EVAL, EVALSHA and their _RO forms. The script writes
+// into one batch, committed when it returns (also when it fails, as Redis
+// keeps a failed script's writes), under the locks of every key it
+// touched: it is atomic on this node and on replicas, which get the
+// batch, and its events are published after that commit.
+//
+// It runs first under the locks of its declared keys (KEYS), taking the
+// lock of any other key it touches without waiting (scriptLocks). When
+// one is taken by another command, or when it runs a command on the
+// whole keyspace or one that publishes, it is abandoned, its writes
+// dropped unseen, and it runs again under every key lock, as a Redis
+// script runs alone. Inside EXEC it runs under the transaction's locks
+// (all of them) and writes into its batch.
+func evalScript(c *Ctx, bySHA, readOnly bool) {
+	numKeys, ok := parseInt(c.Args[2])
+	switch {
+	case !ok:
+		c.W.Error(errNotInt)
+		return
+	case numKeys > int64(len(c.Args)-3):
+		c.W.Error("ERR Number of keys can't be greater than number of args")
+		return
+	case numKeys < 0:
+		c.W.Error("ERR Number of keys can't be negative")
+		return
+	}
+	keys, argv := c.Args[3:3+numKeys], c.Args[3+numKeys:]
+	var s *scripting.Script
+	if bySHA {
+		if s = c.Env.scripts.cache.Get(string(c.Args[1])); s == nil {
+			c.W.Error(errNoScript)
+			return
+		}
+	} else if s = loadScript(c, c.Args[1]); s == nil {
+		return
+	}
+	if s.NoWrites {
+		readOnly = true
+	} else if !readOnly && s.Shebang && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+		// A script that declares its flags and not no-writes is a
+		// write, refused on a replica before it runs, as Redis does.
+		c.W.Error(errReadOnly)
+		return
+	}
+	if c.txn != nil && c.txn.exec {
+		runScript(c, s, keys, argv, readOnly, nil)
+		return
+	}
+	if !evalLocked(c, s, keys, argv, readOnly, false) {
+		evalLocked(c, s, keys, argv, readOnly, true)
+	}
+}
+
+// evalLocked runs s under the locks of its keys (all: of every key) in a
+// batch of its own, and reports false when the script was abandoned for
+// needing every lock (errNeedAllLocks).
+func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all bool) bool {
+	var locks *scriptLocks
+	if !all {
+		locks = newScriptLocks(c.Env.Store.Locks, c.ns(), keys)
+	}
+	unlock := c.lockTransaction(keys, all)
+	defer func() {
+		unlock() // publishes the events first
+		locks.release()
+	}()
+	c.txn = &txnBatch{b: c.Env.Store.NewTxnBatch(), allLocked: all, exec: true}
+	c.txn.b.Origin = c.Client.ID
+	mark := c.W.Len()
+	err := runScript(c, s, keys, argv, readOnly, locks)
+	t := c.txn
+	c.txn = nil
+	switch {
+	case errors.Is(err, errNeedAllLocks):
+		t.b.Discard()
+		return false
+	case err != nil:
+		// Killed. Only a script that has not written is killed, unless
+		// the server is stopping: then its writes are dropped, never
+		// acknowledged.
+		t.b.Discard()
+		return true
+	}
+	if err := t.commit(c.Env, c.Client); err != nil {
+		c.W.Truncate(mark)
+		c.storageError(err)
+		return true
+	}
+	c.events = append(c.events, t.events...)
+	return true
+}
+
+// errNeedAllLocks abandons a script run under its keys' locks (see
+// evalScript).
+var errNeedAllLocks = errors.New("commands: the script needs every key lock")
+
+// scriptLocks are the key locks a script running under its declared
+// keys' locks holds: those, which lockTransaction took, and the ones
+// cover took since.
+type scriptLocks struct {
+	locks *storage.KeyLocks
+	ns    string
+	held  map[int]bool // stripe -> taken by cover (not by lockTransaction)
+}
+
+func newScriptLocks(locks *storage.KeyLocks, ns string, keys [][]byte) *scriptLocks {
+	l := &scriptLocks{locks: locks, ns: ns, held: map[int]bool{}}
+	for _, i := range locks.Stripes(ns, keys...) {
+		l.held[i] = false
+	}
+	return l
+}
+
+// cover makes sure the script holds the locks of keys, taking the missing
+// ones without waiting (so never in a deadlock), and reports whether it
+// does.
+func (l *scriptLocks) cover(keys [][]byte) bool {
+	var missing []int
+	for _, i := range l.locks.Stripes(l.ns, keys...) {
+		if _, ok := l.held[i]; !ok {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	if !l.locks.TryLockStripes(missing) {
+		return false
+	}
+	for _, i := range missing {
+		l.held[i] = true
+	}
+	return true
+}
+
+// release releases the locks cover took; a nil l has none.
+func (l *scriptLocks) release() {
+	if l == nil {
+		return
+	}
+	var taken []int
+	for i, byCover := range l.held {
+		if byCover {
+			taken = append(taken, i)
+		}
+	}
+	l.locks.UnlockStripes(taken)
+}
+
+// runScript runs s in the batch c.txn, registered as running (for SCRIPT
+// KILL and BUSY). It returns scripting.Execute's error: ErrKilled, or
+// errNeedAllLocks (with locks, under which it runs).
+func runScript(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly bool, locks *scriptLocks) error {
+	r := &scriptRun{cl: c.Client, run: scripting.NewRun(), start: time.Now()}
+	c.Env.scripts.start(r)
+	defer c.Env.scripts.finish(r)
+	h := &scriptHost{c: c, r: r, readOnly: readOnly, locks: locks, w: resp.NewWriter()}
+	return scripting.Execute(r.run, s, keys, argv, h, c.W)
+}
+
+// scriptHost runs a script's redis.call commands in the EVAL's context:
+// its client, its batch and its locks.
+type scriptHost struct {
+	c        *Ctx
+	r        *scriptRun
+	readOnly bool
+	locks    *scriptLocks // nil under every lock
+	abandon  error        // set once a command needed every lock
+	w        *resp.Writer // the replies, reused by each call
+}
+
+// Call applies Redis's checks for a command called from a script, then
+// runs it as EXEC runs a queued command.
+func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
+	c, w := h.c, h.w
+	if h.abandon != nil {
+		return nil, h.abandon
+	}
+	w.Reset()
+	// The errors count in the error statistics (see scripting.Host).
+	w.Proto, w.OnError = proto, c.W.OnError
+	spec := h.check(args)
+	if spec == nil {
+		return w.Bytes(), nil
+	}
+	if h.locks != nil && (spec.FirstKey == 0 && spec.Flags&(FlagWrite|FlagReadOnly|FlagPubSub) != 0 ||
+		spec.Flags&FlagPubSub != 0 || !h.locks.cover(spec.Keys(args))) {
+		// A command on the whole keyspace, a PUBLISH (which cannot be
+		// taken back), or a key another command holds.
+		h.abandon = errNeedAllLocks
+		return nil, h.abandon
+	}
+	savedArgs, savedSpec, savedW := c.Args, c.Spec, c.W
+	c.Args, c.Spec, c.W = args, spec, w
+	defer func() { c.Args, c.Spec, c.W = savedArgs, savedSpec, savedW }()
+	c.Env.Stats.Commands.Add(1)
+	if c.Client.tracking.Load() {
+		c.Env.trackRead(c.Client, spec, args)
+	}
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.killed {
+		w.Error("ERR Script killed by user with SCRIPT KILL...")
+		return w.Bytes(), nil
+	}
+	writes, errs, start := c.txn.writes, w.Errors, time.Now()
+	spec.Handler(c)
+	spec.stats.record(time.Since(start), w.Errors > errs, c.Env.settings().latencyTracking.Bool())
+	if c.txn.writes != writes {
+		r.wrote = true
+	}
+	return w.Bytes(), nil
+}
+
+// check returns the command args call, or writes the error that refuses
+// it and returns nil.
+func (h *scriptHost) check(args [][]byte) *Spec {
+	w := h.w
+	refuse := func(spec *Spec, msg string) {
+		if spec != nil {
+			spec.stats.rejected.Add(1)
+		}
+		w.Error(msg)
+	}
+	spec := Lookup(args[0])
+	if spec != nil && spec.Subcommands != nil && (len(args) > 1 || spec.Handler == nil) {
+		if len(args) < 2 {
+			refuse(spec, errScriptArity)
+			return nil
+		}
+		spec = spec.Subcommands[strings.ToLower(string(args[1]))]
+	}
+	switch {
+	case spec == nil:
+		refuse(nil, errScriptUnknown)
+	case !spec.ArityOK(len(args)):
+		refuse(spec, errScriptArity)
+	case spec.Flags&FlagNoScript != 0:
+		refuse(spec, errScriptDenied)
+	case spec.Flags&FlagWrite != 0 && h.readOnly:
+		refuse(spec, errScriptWrite)
+	case spec.Flags&FlagWrite != 0 && h.c.Env.Repl != nil && h.c.Env.Repl.IsReplica():
+		refuse(spec, errReadOnly)
+	default:
+		return spec
+	}
+	return nil
+}
+
+// Log writes a redis.log message to the server log.
+func (h *scriptHost) Log(level int, msg string) {
+	log := h.c.Env.Log
+	switch level {
+	case scripting.LogDebug:
+		log.Debug(msg, "source", "script")
+	case scripting.LogVerbose, scripting.LogNotice:
+		log.Info(msg, "source", "script")
+	default:
+		log.Warn(msg, "source", "script")
+	}
+}
+
+func cmdScriptLoad(c *Ctx) {
+	if s := loadScript(c, c.Args[2]); s != nil {
+		c.W.BulkString(s.SHA)
+	}
+}
+
+func cmdScriptExists(c *Ctx) {
+	c.W.Array(len(c.Args) - 2)
+	for _, sha := range c.Args[2:] {
+		if c.Env.scripts.cache.Get(string(sha)) != nil {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+	}
+}
+
+func cmdScriptFlush(c *Ctx) {
+	switch {
+	case len(c.Args) == 2:
+	case len(c.Args) == 3 && (strings.EqualFold(string(c.Args[2]), "sync") || strings.EqualFold(string(c.Args[2]), "async")):
+	default:
+		c.W.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	c.Env.scripts.cache.Flush()
+	c.W.OK()
+}
+
+// cmdScriptKill kills the running scripts that have not written. It
+// replies UNKILLABLE when every running script has.
+func cmdScriptKill(c *Ctx) {
+	e := &c.Env.scripts
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.running) == 0 {
+		c.W.Error(errNotBusy)
+		return
+	}
+	killed := false
+	for r := range e.running {
+		if r.kill(false) {
+			killed = true
+		}
+	}
+	if !killed {
+		c.W.Error(errUnkillable)
+		return
+	}
+	c.W.OK()
+}
+
+func cmdScriptDebug(c *Ctx) {
+	c.W.Error("ERR Cairn has no Lua debugger: SCRIPT DEBUG is not supported.")
+}
+
+func cmdScriptHelp(c *Ctx) {
+	help(c, "SCRIPT", []string{
+		"EXISTS <sha1> [<sha1> ...]", "    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache.",
+		"KILL", "    Kill the currently executing Lua script, if it has not written yet.",
+		"LOAD <script>", "    Load a script into the scripts cache without executing it.",
+	})
+}

@@ -1,0 +1,174 @@
+package tests
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestScriptAtomicOnPrimaryAndReplica: a script's writes are one atomic
+// batch. Concurrent scripts increment two keys together while readers on
+// the primary and on a replica never see them apart; the replica gets the
+// same data, and subscribers on both nodes get each script's events in
+// the script's order, once, after its commit.
+func TestScriptAtomicOnPrimaryAndReplica(t *testing.T) {
+	p := StartCairn(t, "--notify-keyspace-events", "KEA")
+	r := startReplica(t, p, "--notify-keyspace-events", "KEA")
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	waitCaughtUp(t, pc, rc)
+	onPrimary := subscribeEvents(t, p.Client(), "__keyevent@0__:*")
+	onReplica := subscribeEvents(t, r.Client(), "__keyevent@0__:*")
+
+	// Events: in the script's order, one per write.
+	script := redis.NewScript(`
+redis.call('set', KEYS[1], ARGV[1])
+redis.call('incr', KEYS[2])
+redis.call('del', KEYS[1], 'missing')
+redis.call('append', KEYS[2], '0')
+return redis.call('get', KEYS[2])`)
+	got, err := script.Run(cx, pc, []string{"a", "n"}, "v").Result()
+	if err != nil || got != "10" {
+		t.Fatalf("script: %v, %v; want 10", got, err)
+	}
+	want := []string{"__keyevent@0__:set=a", "__keyevent@0__:incrby=n", "__keyevent@0__:del=a", "__keyevent@0__:append=n"}
+	expectEvents(t, "the script's events on the primary", onPrimary.until(pc), want...)
+	expectEvents(t, "the script's events on the replica", onReplica.until(pc), want...)
+
+	// Atomicity: x and y always equal to any reader (MGET) on either
+	// node, while scripts and, as a reference, MULTI/EXEC transactions
+	// increment both.
+	const writers, perWriter = 4, 150
+	incrBoth := redis.NewScript(`redis.call('incr', KEYS[1]); return redis.call('incr', KEYS[2])`)
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := p.Client()
+			defer c.Close()
+			for i := 0; i < perWriter; i++ {
+				var err error
+				if w%2 == 0 {
+					err = incrBoth.Run(cx, c, []string{"x", "y"}).Err()
+				} else {
+					_, err = c.TxPipelined(cx, func(tx redis.Pipeliner) error {
+						tx.Incr(cx, "x")
+						tx.Incr(cx, "y")
+						return nil
+					})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for _, node := range []*Node{p, r} {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			c := node.Client()
+			defer c.Close()
+			for reads := 0; reads < 100000; reads++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				vals, err := c.MGet(cx, "x", "y").Result()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if vals[0] != vals[1] {
+					errs <- fmt.Errorf("node %d: x=%v y=%v", node.Port, vals[0], vals[1])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	waitCaughtUp(t, pc, rc)
+	total := strconv.Itoa(writers * perWriter)
+	for _, c := range []*redis.Client{pc, rc} {
+		if vals, err := c.MGet(cx, "x", "y").Result(); err != nil || vals[0] != total || vals[1] != total {
+			t.Fatalf("after the scripts: %v, %v; want %s twice", vals, err, total)
+		}
+	}
+	compareData(t, "after the scripts", pc, rc)
+}
+
+// TestScriptOnReplica: a replica runs read-only scripts and refuses a
+// script's write with READONLY, where the script was; a script whose
+// shebang does not declare no-writes is refused before it runs.
+func TestScriptOnReplica(t *testing.T) {
+	p := StartCairn(t)
+	r := startReplica(t, p)
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	must(t, pc.Set(cx, "k", "v", 0).Err())
+	waitCaughtUp(t, pc, rc)
+	raw := r.Raw()
+	raw.Expect("$1\r\nv\r\n", "EVAL", "return redis.call('get', KEYS[1])", "1", "k")
+	raw.Expect("$1\r\nv\r\n", "EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k")
+	raw.Expect("-READONLY You can't write against a read only replica. script: c879d0f610a7c3fd6d97d912e0c91f1e140ecfbb, on @user_script:1.\r\n",
+		"EVAL", "return redis.call('set', 'k', 'x')", "0")
+	raw.Expect("-READONLY You can't write against a read only replica.\r\n", "EVAL", "#!lua\nreturn 1", "0")
+	raw.Expect(":1\r\n", "EVAL", "#!lua flags=no-writes\nreturn 1", "0")
+	if v, err := rc.Get(cx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET k on the replica: %q, %v", v, err)
+	}
+}
+
+// TestScriptKillBusyAndShutdown: a script running past
+// busy-reply-threshold makes other clients' commands fail with BUSY;
+// SCRIPT KILL stops it while it has not written, and refuses once it has.
+// SIGTERM then stops the server anyway, and the killed script's write,
+// never acknowledged, is not there after a restart.
+func TestScriptKillBusyAndShutdown(t *testing.T) {
+	n := StartCairn(t, "--busy-reply-threshold", "200")
+	other := n.Raw()
+	other.Expect("-NOTBUSY No scripts in execution right now.\r\n", "SCRIPT", "KILL")
+
+	looper := n.Raw()
+	looper.Send("EVAL \"while true do end\" 0\r\n")
+	waitFor(t, 20*time.Second, "BUSY", func() bool {
+		return other.Do("PING") == "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+	})
+	other.Expect("+OK\r\n", "SCRIPT", "KILL")
+	if got := looper.Reply(); got != "-ERR Script killed by user with SCRIPT KILL... script: 694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7, on @user_script:1.\r\n" {
+		t.Fatalf("the killed script's reply: %q", got)
+	}
+	other.Expect("+PONG\r\n", "PING")
+
+	writer := n.Raw()
+	writer.Send("EVAL \"redis.call('set', 'z', '1') while true do end\" 0\r\n")
+	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
+		return other.Do("SCRIPT", "KILL") == "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
+	})
+	n.Stop() // SIGTERM: the server kills the script and exits
+	n.Restart()
+	c := n.Client()
+	if ex, err := c.Exists(ctx(t), "z").Result(); err != nil || ex != 0 {
+		t.Fatalf("EXISTS z after the killed script: %d, %v; want 0", ex, err)
+	}
+	if strings.Contains(n.Log.String(), "panic") {
+		t.Fatal("the server panicked")
+	}
+}
