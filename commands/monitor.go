@@ -43,10 +43,19 @@ func (m *monitorSet) remove(cl *Client) {
 
 // feedMonitors shows cl's command args, run by spec, to the monitors.
 func (e *Env) feedMonitors(cl *Client, spec *Spec, args [][]byte, now time.Time) {
-	if e.monitors.n.Load() == 0 || spec.Flags&(FlagAdmin|FlagSkipMonitor) != 0 {
+	if spec.Flags&(FlagAdmin|FlagSkipMonitor) != 0 {
 		return
 	}
-	line := monitorLine(cl, spec, args, now)
+	e.feedMonitorsFrom(cl, cl.Addr, spec, args, now)
+}
+
+// feedMonitorsFrom shows a command of cl's to the monitors as run by from:
+// the client's address, or "lua" for the commands of its script.
+func (e *Env) feedMonitorsFrom(cl *Client, from string, spec *Spec, args [][]byte, now time.Time) {
+	if e.monitors.n.Load() == 0 {
+		return
+	}
+	line := monitorLine(from, spec, args, now)
 	e.monitors.mu.Lock()
 	defer e.monitors.mu.Unlock()
 	for _, m := range e.monitors.clients {
@@ -59,7 +68,7 @@ func (e *Env) feedMonitors(cl *Client, spec *Spec, args [][]byte, now time.Time)
 // monitorLine renders a command as Redis shows it to monitors: a status
 // reply with the time, the database and the client's address, then each
 // argument quoted and escaped (passwords redacted).
-func monitorLine(cl *Client, spec *Spec, args [][]byte, now time.Time) []byte {
+func monitorLine(from string, spec *Spec, args [][]byte, now time.Time) []byte {
 	b := make([]byte, 0, 64)
 	b = append(b, '+')
 	b = strconv.AppendInt(b, now.Unix(), 10)
@@ -70,7 +79,7 @@ func monitorLine(cl *Client, spec *Spec, args [][]byte, now time.Time) []byte {
 	}
 	b = strconv.AppendInt(b, int64(us), 10)
 	b = append(b, " [0 "...)
-	b = append(b, cl.Addr...)
+	b = append(b, from...)
 	b = append(b, ']')
 	redact := redactedArgs(spec, args)
 	for i, a := range args {

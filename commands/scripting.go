@@ -176,6 +176,9 @@ func loadScript(c *Ctx, body []byte) *scripting.Script {
 // script runs alone. Inside EXEC it runs under the transaction's locks
 // (all of them) and writes into its batch.
 func evalScript(c *Ctx, bySHA, readOnly bool) {
+	// Monitors see the script before its commands, as in Redis (the
+	// flag skip_monitor keeps Dispatch from showing it after them).
+	c.Env.feedMonitorsFrom(c.Client, c.Client.Addr, c.Spec, c.Args, c.Now)
 	numKeys, ok := parseInt(c.Args[2])
 	switch {
 	case !ok:
@@ -371,6 +374,9 @@ func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
 	writes, errs, start := c.txn.writes, w.Errors, time.Now()
 	spec.Handler(c)
 	spec.stats.record(time.Since(start), w.Errors > errs, c.Env.settings().latencyTracking.Bool())
+	if spec.Flags&(FlagAdmin|FlagSkipMonitor) == 0 {
+		c.Env.feedMonitorsFrom(c.Client, "lua", spec, args, start)
+	}
 	if c.txn.writes != writes {
 		r.wrote = true
 	}

@@ -3,16 +3,18 @@ package tests
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
 // monitorPrefix is the time and client address of a MONITOR line.
-var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] `)
+var monitorPrefix = regexp.MustCompile(`^\+\d+\.\d{6} \[0 (127\.0\.0\.1:\d+|lua)\] `)
 
 // TestMonitor: a MONITOR client sees every command that ran, as Redis
 // shows it (arguments quoted and escaped, passwords redacted, the
-// commands of a transaction when EXEC runs them, then EXEC), and neither
-// admin commands nor refused ones. Its own keyspace commands are refused;
+// commands of a transaction when EXEC runs them, then EXEC; a script,
+// then its commands from "lua"), and neither admin commands nor refused
+// ones. Its own keyspace commands are refused;
 // RESET ends monitoring.
 func TestMonitor(t *testing.T) {
 	want := []string{
@@ -24,6 +26,10 @@ func TestMonitor(t *testing.T) {
 		`"EXEC"`,
 		`"hello" "2" "auth" "(redacted)" "(redacted)"`,
 		`"publish" "ch" "m"`,
+		// A script, then its commands "[0 lua]".
+		`"eval" "redis.call('set', KEYS[1], '1') return redis.call('get', KEYS[1])" "1" "mk"`,
+		`[lua] "set" "mk" "1"`,
+		`[lua] "get" "mk"`,
 		`"echo" "end"`,
 	}
 	forEachTarget(t, func(t *testing.T, n *Node) {
@@ -39,6 +45,7 @@ func TestMonitor(t *testing.T) {
 			{"MULTI"}, {"SET", "m", "1"}, {"INCR", "m"}, {"EXEC"},
 			{"hello", "2", "auth", "default", "pw"},
 			{"publish", "ch", "m"},
+			{"eval", "redis.call('set', KEYS[1], '1') return redis.call('get', KEYS[1])", "1", "mk"},
 			{"echo", "end"},
 		} {
 			c.Do(cmd...)
@@ -49,7 +56,11 @@ func TestMonitor(t *testing.T) {
 			if !monitorPrefix.MatchString(line) {
 				t.Fatalf("MONITOR line %q lacks the time and address", line)
 			}
-			got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
+			shown := monitorPrefix.ReplaceAllString(line[:len(line)-2], "")
+			if strings.Contains(line, "[0 lua]") {
+				shown = "[lua] " + shown
+			}
+			got = append(got, shown)
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("MONITOR showed\n%q\nwant\n%q", got, want)
@@ -81,7 +92,11 @@ func TestMonitorNamespace(t *testing.T) {
 		var got []string
 		for !slices.Contains(got, `"ECHO" "end"`) {
 			line := m.Reply()
-			got = append(got, monitorPrefix.ReplaceAllString(line[:len(line)-2], ""))
+			shown := monitorPrefix.ReplaceAllString(line[:len(line)-2], "")
+			if strings.Contains(line, "[0 lua]") {
+				shown = "[lua] " + shown
+			}
+			got = append(got, shown)
 		}
 		return got
 	}
