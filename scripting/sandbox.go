@@ -75,6 +75,7 @@ func newVM() *vm {
 	if s, ok := L.GetGlobal("string").(*lua.LTable); ok {
 		s.RawSetString("rep", L.NewFunction(stringRep))
 	}
+	overrideNumberConversions(L)
 	openCJSON(L)
 	openBit(L)
 	v := &vm{L: L}
@@ -82,6 +83,42 @@ func newVM() *vm {
 	v.handler = L.NewFunction(v.errorHandler)
 	protectGlobals(L)
 	return v
+}
+
+// overrideNumberConversions gives tonumber and tostring Lua 5.1's rules,
+// which gopher-lua's differ from: tonumber reads what C's strtod reads
+// ("1e5", " 0x10 "; gopher-lua refuses exponents without a point), and
+// tostring writes numbers with "%.14g" (gopher-lua writes up to 17
+// digits). The .. operator still writes gopher-lua's way.
+func overrideNumberConversions(L *lua.LState) {
+	toNumber := L.GetGlobal("tonumber").(*lua.LFunction)
+	L.SetGlobal("tonumber", L.NewFunction(func(L *lua.LState) int {
+		if base := L.Get(2); base == lua.LNil || base == lua.LNumber(10) {
+			L.CheckAny(1)
+			if f, ok := extlibToNumber(L.Get(1)); ok {
+				L.Push(lua.LNumber(f))
+			} else {
+				L.Push(lua.LNil)
+			}
+			return 1
+		}
+		L.Push(toNumber)
+		L.Push(L.Get(1))
+		L.Push(L.Get(2))
+		L.Call(2, 1)
+		return 1
+	}))
+	toString := L.GetGlobal("tostring").(*lua.LFunction)
+	L.SetGlobal("tostring", L.NewFunction(func(L *lua.LState) int {
+		if n, ok := L.CheckAny(1).(lua.LNumber); ok {
+			L.Push(lua.LString(extlibFormatG(float64(n), 14)))
+			return 1
+		}
+		L.Push(toString)
+		L.Push(L.Get(1))
+		L.Call(1, 1)
+		return 1
+	}))
 }
 
 // stringRep is string.rep with a bound on the result's size.
