@@ -57,6 +57,10 @@ type Stats struct {
 	// OutputLimitDisconnections counts clients closed by
 	// client-output-buffer-limit (INFO client_output_buffer_limit_disconnections).
 	OutputLimitDisconnections atomic.Int64
+	// ScriptReruns counts Lua scripts run again under every key lock
+	// after a first run under their keys' locks (INFO script_reruns;
+	// commands/scripting.go, evalScript).
+	ScriptReruns atomic.Int64
 
 	rates rates      // the instantaneous_* fields (Sample)
 	peak  memoryPeak // used_memory_peak (Sample)
@@ -99,7 +103,7 @@ func (s *Stats) ErrorCounts() map[string]int64 {
 // Reset zeroes the counters CONFIG RESETSTAT resets.
 func (s *Stats) Reset() {
 	for _, c := range []*atomic.Int64{&s.Connections, &s.Commands, &s.Rejected, &s.KeyspaceHits,
-		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies, &s.OutputLimitDisconnections} {
+		&s.KeyspaceMisses, &s.ExpiredKeys, &s.NetInput, &s.NetOutput, &s.ErrorReplies, &s.OutputLimitDisconnections, &s.ScriptReruns} {
 		c.Store(0)
 	}
 	s.rates.reset()

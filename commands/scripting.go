@@ -214,6 +214,7 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 		return
 	}
 	if !evalLocked(c, s, keys, argv, readOnly, false) {
+		c.Env.Stats.ScriptReruns.Add(1)
 		evalLocked(c, s, keys, argv, readOnly, true)
 	}
 }

@@ -322,6 +322,7 @@ func (c *Ctx) infoSection(name string) string {
 		field("sync_full", e.Repl.SyncFull.Load())
 		field("sync_partial_ok", e.Repl.SyncPartialOK.Load())
 		field("sync_partial_err", e.Repl.SyncPartialErr.Load())
+		field("script_reruns", s.ScriptReruns.Load())
 	case "replication":
 		b.WriteString("# Replication\r\n")
 		c.replicationInfo(&b)

@@ -114,6 +114,97 @@ return redis.call('get', KEYS[2])`)
 	compareData(t, "after the scripts", pc, rc)
 }
 
+// TestScriptUndeclaredKeysUnderContention: scripts that touch keys they
+// did not declare, while MSETs, transactions and other scripts hold those
+// keys' locks, are run again under every lock when they meet one taken:
+// each script's increments land exactly once, and a script that publishes
+// publishes once.
+func TestScriptUndeclaredKeysUnderContention(t *testing.T) {
+	n := StartCairn(t)
+	cx := ctx(t)
+	sub := n.Client().Subscribe(cx, "done")
+	if _, err := sub.Receive(cx); err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// KEYS[1] is declared; c1..c4 are not.
+	script := redis.NewScript(`
+for i = 1, 4 do redis.call('incr', 'c' .. i) end
+redis.call('incr', KEYS[1])
+if ARGV[1] == 'publish' then redis.call('publish', 'done', KEYS[1]) end
+return redis.call('get', 'c1')`)
+	const workers, rounds = 6, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := n.Client()
+			defer c.Close()
+			for i := 0; i < rounds; i++ {
+				var err error
+				switch {
+				case w == 0:
+					// Holds c1..c4's locks in one MSET-like transaction.
+					_, err = c.TxPipelined(cx, func(tx redis.Pipeliner) error {
+						for k := 1; k <= 4; k++ {
+							tx.IncrBy(cx, "c"+strconv.Itoa(k), 0)
+						}
+						return nil
+					})
+				case w == 1 && i%10 == 0:
+					err = script.Run(cx, c, []string{"own" + strconv.Itoa(w)}, "publish").Err()
+				default:
+					err = script.Run(cx, c, []string{"own" + strconv.Itoa(w)}, "").Err()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	scripts := (workers - 1) * rounds
+	for k := 1; k <= 4; k++ {
+		if v, err := n.Client().Get(cx, "c"+strconv.Itoa(k)).Int(); err != nil || v != scripts {
+			t.Fatalf("c%d = %d, %v; want %d (one increment per script)", k, v, err, scripts)
+		}
+	}
+	for w := 1; w < workers; w++ {
+		if v, err := n.Client().Get(cx, "own"+strconv.Itoa(w)).Int(); err != nil || v != rounds {
+			t.Fatalf("own%d = %d, %v; want %d", w, v, err, rounds)
+		}
+	}
+	// One message per publishing script, then the marker.
+	must(t, n.Client().Publish(cx, "done", "marker").Err())
+	got := 0
+	for {
+		m, err := sub.ReceiveMessage(cx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Payload == "marker" {
+			break
+		}
+		got++
+	}
+	if got != rounds/10 {
+		t.Fatalf("the publishing script published %d times, want %d", got, rounds/10)
+	}
+	// The publishing runs at least were run again under every lock.
+	if reruns := stat(t, n.Client(), "stats", "script_reruns"); reruns < rounds/10 {
+		t.Fatalf("script_reruns = %d, want at least %d", reruns, rounds/10)
+	} else {
+		t.Logf("script_reruns = %d of %d scripts", reruns, scripts)
+	}
+}
+
 // TestScriptOnReplica: a replica runs read-only scripts and refuses a
 // script's write with READONLY, where the script was; a script whose
 // shebang does not declare no-writes is refused before it runs.
