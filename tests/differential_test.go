@@ -60,10 +60,11 @@ func diffSettings(t *testing.T) (seed int64, n int) {
 // string and generic key commands: first the fixed cases of
 // testdata/differential/*.txt, then a seeded random stream (2% of whose
 // steps are MULTI/EXEC transactions of random commands), then the whole
-// keyspace. It does so three times: over RESP2; over RESP3 (after HELLO 3
-// on both connections); and over RESP2 in a Cairn namespace, beside other
-// namespaces holding the same keys, which must not change. The last two
-// send shorter streams of other seeds.
+// keyspace. It does so four times: over RESP2; over RESP3 (after HELLO 3
+// on both connections); over RESP2 in a Cairn namespace, beside other
+// namespaces holding the same keys, which must not change; and over RESP2
+// with every command (but SCAN) run by a Lua script, in transactions too.
+// The last three send shorter streams of other seeds.
 func TestDifferentialStringsAndKeys(t *testing.T) {
 	seed, n := diffSettings(t)
 	for _, st := range diffStreams {
@@ -82,6 +83,10 @@ type diffStream struct {
 	proto      int
 	namespace  bool
 	args       []string
+	// script sends each command through a Lua script on both servers
+	// (EVAL "return redis.call(unpack(ARGV))" 0 command...), but for
+	// SCAN, whose cursors the runner follows.
+	script bool
 }
 
 // diffSmallInline keeps only strings of up to 4 bytes inline, so that
@@ -92,6 +97,7 @@ var diffStreams = []diffStream{
 	{name: "resp2", share: 1, proto: 2},
 	{name: "resp3", seedOffset: 1, share: 4, proto: 3, args: diffSmallInline},
 	{name: "namespace", seedOffset: 2, share: 4, proto: 2, namespace: true, args: diffSmallInline},
+	{name: "script", seedOffset: 3, share: 4, proto: 2, script: true},
 }
 
 // diffNoise is what the namespaced run leaves in the other namespaces of
@@ -394,6 +400,9 @@ func (r *diffRunner) runOne(args []string) {
 	if dropsExpired(args) {
 		r.reclaimExpired()
 	}
+	if r.stream.script {
+		args = append([]string{"eval", "return redis.call(unpack(ARGV))", "0"}, args...)
+	}
 	cr, rr := r.cairn.Do(args...), r.redis.Do(args...)
 	if cr != rr {
 		if kind == diffDBSize {
@@ -598,7 +607,10 @@ func (r *diffRunner) runTransaction(cmds [][]string) {
 	if dropsExpired(cmds...) {
 		r.reclaimExpired()
 	}
-	for _, args := range append([][]string{{"multi"}}, cmds...) {
+	for i, args := range append([][]string{{"multi"}}, cmds...) {
+		if i > 0 && r.stream.script {
+			args = append([]string{"eval", "return redis.call(unpack(ARGV))", "0"}, args...)
+		}
 		cr, rr := r.cairn.Do(args...), r.redis.Do(args...)
 		if cr != rr {
 			r.fail(args, cr, rr, "replies differ while queueing a transaction")
