@@ -93,6 +93,13 @@ func evSettings(t *testing.T) (seed int64, n int) {
 // commands, transactions, and keys expiring actively and lazily.
 func TestDifferentialEvents(t *testing.T) {
 	seed, n := evSettings(t)
+	t.Run("direct", func(t *testing.T) { evDifferential(t, seed, n, false) })
+	// Every command through a Lua script: the same events, in the same
+	// order, from the script's one batch.
+	t.Run("script", func(t *testing.T) { evDifferential(t, seed+1, n/4, true) })
+}
+
+func evDifferential(t *testing.T, seed int64, n int, script bool) {
 	redisNode := StartRedis(t)
 	testName := "cairn"
 	var testNode *Node
@@ -113,6 +120,7 @@ func TestDifferentialEvents(t *testing.T) {
 		ref:       evSubscribe(t, "redis", redisNode),
 		sub:       evSubscribe(t, testName, testNode),
 		stepOrder: true,
+		script:    script,
 	}
 	r.run()
 	// Each expired key counts once, whether reclaimed actively or lazily;
@@ -385,6 +393,9 @@ type evRun struct {
 	// keys ("expired" apart: the expire cycles publish it between any
 	// two steps); only where both sides run the same commands.
 	stepOrder bool
+	// script sends each command through EVAL "return
+	// redis.call(unpack(ARGV))" 0 command...
+	script    bool
 	beforeEnd func() // runs before the end marker is published
 	afterStep func() // runs after every step
 	gen       *evGen
@@ -439,6 +450,9 @@ func (r *evRun) do(phase string, idx int, keys []string, cmds ...[]string) {
 	for _, tg := range r.targets {
 		rep := make([]string, len(cmds))
 		for i, c := range cmds {
+			if r.script {
+				c = append([]string{"EVAL", "return redis.call(unpack(ARGV))", "0"}, c...)
+			}
 			rep[i] = tg.conn.Do(c...)
 		}
 		s.replies = append(s.replies, rep)
