@@ -84,17 +84,18 @@ func newCJSONConfig() *cjsonConfig {
 // decode_invalid_numbers. The results and error messages match those of
 // Redis 7.0's lua-cjson 2.1.0. The sentinel cjson.null is a userdata value
 // shared by every module table created in L; decode returns it for JSON
-// null and encode writes null for it. The settings belong to the module
-// table and last as long as L: as on Redis, a script that changes them
-// changes them for the scripts that run later in the same state.
-func openCJSON(L *lua.LState) {
+// null and encode writes null for it. It returns the global module's
+// settings, which a state reused by the next script resets (on Redis they
+// last for every later script; states in a pool could not promise that).
+func openCJSON(L *lua.LState) *cjsonConfig {
 	null := L.NewUserData()
-	L.SetGlobal(cjsonModName, newCJSONModule(L, null))
+	cfg := newCJSONConfig()
+	L.SetGlobal(cjsonModName, newCJSONModule(L, null, cfg))
+	return cfg
 }
 
-// newCJSONModule builds one cjson module table with a fresh configuration.
-func newCJSONModule(L *lua.LState, null *lua.LUserData) *lua.LTable {
-	cfg := newCJSONConfig()
+// newCJSONModule builds one cjson module table with the configuration cfg.
+func newCJSONModule(L *lua.LState, null *lua.LUserData, cfg *cjsonConfig) *lua.LTable {
 	mod := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"encode": func(L *lua.LState) int {
@@ -137,7 +138,7 @@ func newCJSONModule(L *lua.LState, null *lua.LUserData) *lua.LTable {
 			return cjsonEnumOption(L, 1, &cfg.decodeInvalid, cjsonBoolOptions)
 		},
 		"new": func(L *lua.LState) int {
-			L.Push(newCJSONModule(L, null))
+			L.Push(newCJSONModule(L, null, newCJSONConfig()))
 			return 1
 		},
 	}

@@ -225,9 +225,11 @@ type Run struct {
 // wrote).
 func (r *Run) Kill() {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.killed = true
-	r.mu.Unlock()
-	r.cancel()
+	if r.cancel != nil { // else Execute sees killed when it starts
+		r.cancel()
+	}
 }
 
 func (r *Run) wasKilled() bool {
@@ -266,7 +268,7 @@ func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) (
 		states.put(v)
 	}()
 	v.host, v.proto, v.sha, v.hostErr = h, 2, s.SHA, nil
-	v.errSource, v.errLine = "", 0
+	v.errLine = 0
 	v.L.SetContext(ctx)
 	defer v.L.RemoveContext()
 	v.L.G.Global.RawSetString("KEYS", stringsTable(v.L, keys))

@@ -18,9 +18,11 @@ type vm struct {
 	proto   int // redis.setresp
 	sha     string
 	hostErr error // the first error of host.Call
-	// Where the running code was when the last error arose (handler).
-	errSource string
-	errLine   int
+	// cjsonSettings are the cjson module's, reset for the next script.
+	cjsonSettings *cjsonConfig
+	// errLine is the line of the Lua code running when the last error
+	// arose (errorHandler).
+	errLine int
 }
 
 // statePool keeps prepared states: building one opens every library.
@@ -37,6 +39,7 @@ func (p *statePool) get() *vm {
 
 func (p *statePool) put(v *vm) {
 	v.host = nil
+	*v.cjsonSettings = *newCJSONConfig()
 	v.L.G.Global.RawSetString("KEYS", lua.LNil)
 	v.L.G.Global.RawSetString("ARGV", lua.LNil)
 	p.p.Put(v)
@@ -76,9 +79,9 @@ func newVM() *vm {
 		s.RawSetString("rep", L.NewFunction(stringRep))
 	}
 	overrideNumberConversions(L)
-	openCJSON(L)
+	cjsonSettings := openCJSON(L)
 	openBit(L)
-	v := &vm{L: L}
+	v := &vm{L: L, cjsonSettings: cjsonSettings}
 	L.SetGlobal("redis", v.redisTable())
 	v.handler = L.NewFunction(v.errorHandler)
 	protectGlobals(L)
@@ -200,7 +203,7 @@ func protectGlobals(L *lua.LState) {
 // records the source line of the innermost Lua function running, the
 // place Redis names in the error reply.
 func (v *vm) errorHandler(L *lua.LState) int {
-	v.errSource, v.errLine = "", 0
+	v.errLine = 0
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
@@ -209,7 +212,7 @@ func (v *vm) errorHandler(L *lua.LState) int {
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
 			continue
 		}
-		v.errSource, v.errLine = dbg.Source, dbg.CurrentLine
+		v.errLine = dbg.CurrentLine
 		break
 	}
 	L.Push(L.Get(1))
