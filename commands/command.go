@@ -208,6 +208,10 @@ func getKeys(c *Ctx, withFlags bool) {
 	}
 	refs, ok := s.keyRefs(args)
 	if !ok || len(refs) == 0 {
+		if s.Flags&FlagNoMandatoryKeys != 0 {
+			c.W.Array(0) // EVAL with no key, or a numkeys that does not fit
+			return
+		}
 		c.W.Error("ERR Invalid arguments specified for command")
 		return
 	}

@@ -199,6 +199,8 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 		// Subcommands.
 		"object encoding k", "OBJECT FREQ k", "object idletime k", "object refcount k",
 		"memory usage k", "memory usage k samples 5",
+		// Scripts: keys counted by numkeys, none at all allowed.
+		"eval s 2 a b c", "eval_ro s 1 a b", "evalsha s 0", "eval s 0 x", "eval s abc x", "eval s 5 x", "eval s -1 x",
 		// Errors: no keys (shard channels are not keys), unknown
 		// command or subcommand, wrong number of arguments.
 		"ping a b c", "keys *", "publish ch m", "spublish ch m", "ssubscribe a b", "client list", "object help",
