@@ -210,7 +210,11 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 		return
 	}
 	if c.txn != nil && c.txn.exec {
-		runScript(c, s, keys, argv, readOnly, nil)
+		if wrote, err := runScript(c, s, keys, argv, readOnly, nil); err != nil && wrote {
+			// Killed after writing, as the server stops: the
+			// transaction must not commit half of the script.
+			c.txn.discard = true
+		}
 		return
 	}
 	if !evalLocked(c, s, keys, argv, readOnly, false) {
@@ -235,7 +239,7 @@ func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all 
 	c.txn = &txnBatch{b: c.Env.Store.NewTxnBatch(), allLocked: all, exec: true}
 	c.txn.b.Origin = c.Client.ID
 	mark := c.W.Len()
-	err := runScript(c, s, keys, argv, readOnly, locks)
+	_, err := runScript(c, s, keys, argv, readOnly, locks)
 	t := c.txn
 	c.txn = nil
 	switch {
@@ -316,14 +320,18 @@ func (l *scriptLocks) release() {
 }
 
 // runScript runs s in the batch c.txn, registered as running (for SCRIPT
-// KILL and BUSY). It returns scripting.Execute's error: ErrKilled, or
-// errNeedAllLocks (with locks, under which it runs).
-func runScript(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly bool, locks *scriptLocks) error {
+// KILL and BUSY). It returns whether the script wrote and
+// scripting.Execute's error (ErrKilled, or errNeedAllLocks with locks,
+// under which it runs).
+func runScript(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly bool, locks *scriptLocks) (wrote bool, err error) {
 	r := &scriptRun{cl: c.Client, run: scripting.NewRun(), start: time.Now()}
 	c.Env.scripts.start(r)
 	defer c.Env.scripts.finish(r)
 	h := &scriptHost{c: c, r: r, readOnly: readOnly, locks: locks, w: resp.NewWriter()}
-	return scripting.Execute(r.run, s, keys, argv, h, c.W)
+	err = scripting.Execute(r.run, s, keys, argv, h, c.W)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wrote, err
 }
 
 // scriptHost runs a script's redis.call commands in the EVAL's context:

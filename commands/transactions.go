@@ -158,6 +158,10 @@ func cmdExec(c *Ctx) {
 	c.Args, c.Spec = execArgs, execSpec
 	t := c.txn
 	c.txn = nil
+	if t.discard {
+		t.b.Discard()
+		return
+	}
 	if err := t.commit(c.Env, cl); err != nil {
 		c.W.Truncate(mark)
 		c.storageError(err)
@@ -244,7 +248,10 @@ type txnBatch struct {
 	// that its commands may reclaim any expired key (reclaimAll).
 	allLocked bool
 	// exec is set for EXEC's batch (not a pipelined group's).
-	exec    bool
+	exec bool
+	// discard is set when a script in EXEC was killed as the server
+	// stops: the batch is dropped, never acknowledged.
+	discard bool
 	events  []notify.Event // to publish once the batch commits
 	scratch []byte         // keyOf's buffer
 }

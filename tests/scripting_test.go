@@ -263,3 +263,38 @@ func TestScriptKillBusyAndShutdown(t *testing.T) {
 		t.Fatal("the server panicked")
 	}
 }
+
+// TestScriptKilledInTransaction: SCRIPT KILL stops a script inside EXEC
+// that has not written, and the transaction's other writes commit, as in
+// Redis; a script in EXEC that has written cannot be killed, and when
+// SIGTERM stops it the whole transaction is dropped, never acknowledged.
+func TestScriptKilledInTransaction(t *testing.T) {
+	n := StartCairn(t, "--busy-reply-threshold", "100")
+	other := n.Raw()
+	tx := n.Raw()
+	tx.Expect("+OK\r\n", "MULTI")
+	tx.Expect("+QUEUED\r\n", "SET", "ma", "1")
+	tx.Expect("+QUEUED\r\n", "EVAL", "while true do end", "0")
+	tx.Send("EXEC\r\n")
+	waitFor(t, 20*time.Second, "SCRIPT KILL to find the script", func() bool {
+		return other.Do("SCRIPT", "KILL") == "+OK\r\n"
+	})
+	want := "*2\r\n+OK\r\n-ERR Script killed by user with SCRIPT KILL... script: 694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7, on @user_script:1.\r\n"
+	if got := tx.Reply(); got != want {
+		t.Fatalf("EXEC: %q, want %q", got, want)
+	}
+	other.Expect("$1\r\n1\r\n", "GET", "ma")
+
+	tx.Expect("+OK\r\n", "MULTI")
+	tx.Expect("+QUEUED\r\n", "SET", "mb", "1")
+	tx.Expect("+QUEUED\r\n", "EVAL", "redis.call('set', 'mz', '1') while true do end", "0")
+	tx.Send("EXEC\r\n")
+	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
+		return strings.HasPrefix(other.Do("SCRIPT", "KILL"), "-UNKILLABLE")
+	})
+	n.Stop()
+	n.Restart()
+	if ex, err := n.Client().Exists(ctx(t), "mb", "mz").Result(); err != nil || ex != 0 {
+		t.Fatalf("EXISTS mb mz after the stopped transaction: %d, %v; want 0", ex, err)
+	}
+}
