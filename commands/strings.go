@@ -239,29 +239,43 @@ func setWithExpire(c *Ctx, unit string, cmd storage.Command) {
 	}
 }
 
-// cmdMGet reads several keys under their locks, so that it sees all or
-// none of a transaction's or a script's writes to them (they commit under
-// those locks, and a replica applies a batch under every lock).
+// cmdMGet reads its keys under their locks, so that it sees all or none
+// of a transaction's or a script's writes to them (they commit under
+// those locks, and a replica applies a batch under every lock). An
+// out-of-line value is read straight into the reply, as GET reads it.
 func cmdMGet(c *Ctx) {
-	if len(c.Args) > 2 {
-		defer c.lock(c.Args[1:]...)()
-	}
+	defer c.lock(c.Args[1:]...)()
 	c.W.Array(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		k, err := c.lookup(key)
 		if err == nil {
 			c.lookedUp(key, k.live)
-			err = c.readValue(key, &k)
-		}
-		if err != nil || !k.live || k.m.Type != storage.TypeString {
-			if err != nil {
-				c.Env.Log.Error("storage error", "command", "mget", "error", err)
+			if k.live && k.m.Type == storage.TypeString {
+				if err = c.bulkValue(key, &k); err == nil {
+					continue
+				}
 			}
-			c.W.NullBulk()
-			continue
 		}
-		c.W.Bulk(k.m.Value)
+		if err != nil {
+			c.Env.Log.Error("storage error", "command", "mget", "error", err)
+		}
+		c.W.NullBulk()
 	}
+}
+
+// bulkValue writes the whole value of the live string k as a bulk string;
+// on an error it writes nothing. The caller holds key's lock.
+func (c *Ctx) bulkValue(key []byte, k *keyState) error {
+	if !k.m.External() || k.m.Value != nil {
+		v, err := c.valueRange(key, k, 0, stringLen(&k.m))
+		if err == nil {
+			c.W.Bulk(v)
+		}
+		return err
+	}
+	return c.W.BulkFill(int(stringLen(&k.m)), func(dst []byte) error {
+		return c.Env.Store.ReadValueAt(c.batch(), c.ns(), key, &k.m, dst, 0)
+	})
 }
 
 func cmdMSet(c *Ctx)   { msetGeneric(c, false) }

@@ -4,8 +4,9 @@
 # (default 100) MB from redis-cli -x, then a GET of it. Prints, in MB, the
 # server's RSS at start, its peak during the SET and during the GET
 # (VmHWM, reset in between through /proc/PID/clear_refs), its RSS right
-# after the GET and 3 s later, its peak during a GETDEL of the value
-# then, and the seconds each call took (redis-cli's start-up included).
+# after the GET and 3 s later, its peak during an MGET of the value and a
+# missing key and then during a GETDEL of the value, and the seconds each
+# call took (redis-cli's start-up included).
 # For each Cairn build it then starts a primary and a replica and prints
 # both peaks while the SET replicates, and both RSS once the replica has
 # the value and 3 s more have passed. Servers bind to 127.0.0.1 in
@@ -33,10 +34,13 @@ one() { # name port pid
 	get=$(secs bash -c "redis-cli -p $2 get big | wc -c")
 	local get_peak after; get_peak=$(mb "$3" VmHWM) after=$(mb "$3" VmRSS)
 	sleep 3
-	local after3 getdel; after3=$(mb "$3" VmRSS)
+	local after3 mget mget_peak getdel; after3=$(mb "$3" VmRSS)
+	reset_peak "$3"
+	mget=$(secs bash -c "redis-cli -p $2 mget big nokey | wc -c")
+	mget_peak=$(mb "$3" VmHWM)
 	reset_peak "$3"
 	getdel=$(secs bash -c "redis-cli -p $2 getdel big | wc -c")
-	echo "$1 start=$start set_s=$set set_peak=$set_peak get_s=$get get_peak=$get_peak after=$after after_3s=$after3 getdel_s=$getdel getdel_peak=$(mb "$3" VmHWM)"
+	echo "$1 start=$start set_s=$set set_peak=$set_peak get_s=$get get_peak=$get_peak after=$after after_3s=$after3 mget_s=$mget mget_peak=$mget_peak getdel_s=$getdel getdel_peak=$(mb "$3" VmHWM)"
 }
 
 replicated() { # name bin
