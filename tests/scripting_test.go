@@ -133,7 +133,7 @@ for i = 1, 4 do redis.call('incr', 'c' .. i) end
 redis.call('incr', KEYS[1])
 if ARGV[1] == 'publish' then redis.call('publish', 'done', KEYS[1]) end
 return redis.call('get', 'c1')`)
-	const workers, rounds = 6, 150
+	const workers, rounds = 6, 60
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
