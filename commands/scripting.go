@@ -75,9 +75,8 @@ type scriptRun struct {
 	run   *scripting.Run
 	start time.Time
 	// mu serializes SCRIPT KILL's decision with the script's commands.
-	mu     sync.Mutex
-	wrote  bool // a redis.call wrote: SCRIPT KILL refuses
-	killed bool // no command runs any more
+	mu    sync.Mutex
+	wrote bool // a redis.call wrote: SCRIPT KILL refuses
 }
 
 // kill stops the run unless it wrote (force: even then), and reports
@@ -88,8 +87,7 @@ func (r *scriptRun) kill(force bool) bool {
 	if r.wrote && !force {
 		return false
 	}
-	r.killed = true
-	r.run.Kill()
+	r.run.Kill() // no command runs any more (Call)
 	return true
 }
 
@@ -228,38 +226,24 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 // needing every lock (errNeedAllLocks).
 func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all bool) bool {
 	var locks *scriptLocks
-	if !all {
-		locks = newScriptLocks(c.Env.Store.Locks, c.ns(), keys)
+	var unlock func()
+	if all {
+		unlock = c.lockTransaction(nil, true)
+	} else {
+		locks = lockScriptKeys(c.Env.Store.Locks, c.ns(), keys)
+		unlock = c.holdLocks(locks.release)
 	}
-	unlock := c.lockTransaction(keys, all)
-	defer func() {
-		unlock() // publishes the events first
-		locks.release()
-	}()
+	defer unlock() // publishes the events, then releases the locks
 	c.txn = &txnBatch{b: c.Env.Store.NewTxnBatch(), allLocked: all, exec: true}
 	c.txn.b.Origin = c.Client.ID
 	mark := c.W.Len()
 	_, err := runScript(c, s, keys, argv, readOnly, locks)
-	t := c.txn
-	c.txn = nil
-	switch {
-	case errors.Is(err, errNeedAllLocks):
-		t.b.Discard()
-		return false
-	case err != nil:
-		// Killed. Only a script that has not written is killed, unless
-		// the server is stopping: then its writes are dropped, never
-		// acknowledged.
-		t.b.Discard()
-		return true
-	}
-	if err := t.commit(c.Env, c.Client); err != nil {
-		c.W.Truncate(mark)
-		c.storageError(err)
-		return true
-	}
-	c.events = append(c.events, t.events...)
-	return true
+	// Abandoned, or killed: only a script that has not written is
+	// killed, unless the server is stopping; then its writes are
+	// dropped, never acknowledged.
+	c.txn.discard = err != nil
+	c.endTxn(mark)
+	return !errors.Is(err, errNeedAllLocks)
 }
 
 // errNeedAllLocks abandons a script run under its keys' locks (see
@@ -267,18 +251,20 @@ func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all 
 var errNeedAllLocks = errors.New("commands: the script needs every key lock")
 
 // scriptLocks are the key locks a script running under its declared
-// keys' locks holds: those, which lockTransaction took, and the ones
-// cover took since.
+// keys' locks holds: those, taken first, and the ones cover took since.
 type scriptLocks struct {
 	locks *storage.KeyLocks
 	ns    string
-	held  map[int]bool // stripe -> taken by cover (not by lockTransaction)
+	held  map[int]struct{} // stripes
 }
 
-func newScriptLocks(locks *storage.KeyLocks, ns string, keys [][]byte) *scriptLocks {
-	l := &scriptLocks{locks: locks, ns: ns, held: map[int]bool{}}
-	for _, i := range locks.Stripes(ns, keys...) {
-		l.held[i] = false
+// lockScriptKeys takes the locks of a script's declared keys.
+func lockScriptKeys(locks *storage.KeyLocks, ns string, keys [][]byte) *scriptLocks {
+	idx := locks.Stripes(ns, keys...)
+	locks.LockStripes(idx)
+	l := &scriptLocks{locks: locks, ns: ns, held: make(map[int]struct{}, len(idx))}
+	for _, i := range idx {
+		l.held[i] = struct{}{}
 	}
 	return l
 }
@@ -300,23 +286,18 @@ func (l *scriptLocks) cover(keys [][]byte) bool {
 		return false
 	}
 	for _, i := range missing {
-		l.held[i] = true
+		l.held[i] = struct{}{}
 	}
 	return true
 }
 
-// release releases the locks cover took; a nil l has none.
+// release releases every lock the script holds.
 func (l *scriptLocks) release() {
-	if l == nil {
-		return
+	held := make([]int, 0, len(l.held))
+	for i := range l.held {
+		held = append(held, i)
 	}
-	var taken []int
-	for i, byCover := range l.held {
-		if byCover {
-			taken = append(taken, i)
-		}
-	}
-	l.locks.UnlockStripes(taken)
+	l.locks.UnlockStripes(held)
 }
 
 // runScript runs s in the batch c.txn, registered as running (for SCRIPT
@@ -359,30 +340,25 @@ func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
 	if spec == nil {
 		return w.Bytes(), nil
 	}
-	if h.locks != nil && (spec.FirstKey == 0 && spec.Flags&(FlagWrite|FlagReadOnly|FlagPubSub) != 0 ||
+	if h.locks != nil && (keyspaceWide(spec) || spec.FirstKey == 0 && spec.Flags&FlagReadOnly != 0 ||
 		spec.Flags&FlagPubSub != 0 || !h.locks.cover(spec.Keys(args))) {
 		// A command on the whole keyspace, a PUBLISH (which cannot be
 		// taken back), or a key another command holds.
 		h.abandon = errNeedAllLocks
 		return nil, h.abandon
 	}
-	savedArgs, savedSpec, savedW := c.Args, c.Spec, c.W
-	c.Args, c.Spec, c.W = args, spec, w
-	defer func() { c.Args, c.Spec, c.W = savedArgs, savedSpec, savedW }()
-	c.Env.Stats.Commands.Add(1)
-	if c.Client.tracking.Load() {
-		c.Env.trackRead(c.Client, spec, args)
-	}
 	r := h.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.killed {
+	if r.run.Killed() {
 		w.Error("ERR Script killed by user with SCRIPT KILL...")
 		return w.Bytes(), nil
 	}
-	writes, errs, start := c.txn.writes, w.Errors, time.Now()
-	spec.Handler(c)
-	spec.stats.record(time.Since(start), w.Errors > errs, c.Env.settings().latencyTracking.Bool())
+	savedArgs, savedSpec, savedW := c.Args, c.Spec, c.W
+	c.W = w
+	defer func() { c.Args, c.Spec, c.W = savedArgs, savedSpec, savedW }()
+	writes := c.txn.writes
+	start, _ := c.runInTxn(spec, args)
 	if spec.Flags&(FlagAdmin|FlagSkipMonitor) == 0 {
 		c.Env.feedMonitorsFrom(c.Client, "lua", spec, args, start)
 	}
@@ -402,14 +378,7 @@ func (h *scriptHost) check(args [][]byte) *Spec {
 		}
 		w.Error(msg)
 	}
-	spec := Lookup(args[0])
-	if spec != nil && spec.Subcommands != nil && (len(args) > 1 || spec.Handler == nil) {
-		if len(args) < 2 {
-			refuse(spec, errScriptArity)
-			return nil
-		}
-		spec = spec.Subcommands[strings.ToLower(string(args[1]))]
-	}
+	spec := lookupLine(args)
 	switch {
 	case spec == nil:
 		refuse(nil, errScriptUnknown)

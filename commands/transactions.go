@@ -141,28 +141,45 @@ func cmdExec(c *Ctx) {
 	// them queued (CLIENT INFO: flags=x, multi=<n>), as in Redis.
 	cl.multiQueued.Store(int32(len(m.queued)) + 1)
 	for _, q := range m.queued {
-		c.Args, c.Spec = q.args, q.spec
-		c.Env.Stats.Commands.Add(1)
-		start, mark := time.Now(), c.W.Errors
-		if cl.tracking.Load() {
-			c.Env.trackRead(cl, q.spec, q.args)
-		}
-		q.spec.Handler(c)
-		took := time.Since(start)
-		q.spec.stats.record(took, c.W.Errors > mark, c.Env.settings().latencyTracking.Bool())
+		start, took := c.runInTxn(q.spec, q.args)
 		c.Env.noteSlow(cl, q.spec, q.args, took, start)
 		c.Env.feedMonitors(cl, q.spec, q.args, start.Add(took))
 	}
 	cl.multiQueued.Store(0)
 	cl.errorMark = c.W.Errors // see Dispatch
 	c.Args, c.Spec = execArgs, execSpec
+	c.endTxn(mark)
+}
+
+// runInTxn runs one command of a transaction or a script in c.txn (its
+// batch, under its locks), counted as Dispatch counts a command, and
+// returns when it started and how long it took. It leaves c.Args and
+// c.Spec set to the command's.
+func (c *Ctx) runInTxn(spec *Spec, args [][]byte) (start time.Time, took time.Duration) {
+	c.Args, c.Spec = args, spec
+	c.Env.Stats.Commands.Add(1)
+	if c.Client.tracking.Load() {
+		c.Env.trackRead(c.Client, spec, args)
+	}
+	start, errs := time.Now(), c.W.Errors
+	spec.Handler(c)
+	took = time.Since(start)
+	spec.stats.record(took, c.W.Errors > errs, c.Env.settings().latencyTracking.Bool())
+	return start, took
+}
+
+// endTxn ends c.txn: it drops the batch when discard is set, else commits
+// it; a failed commit replaces the replies written since mark with the
+// error. The events go to the command's, published when its locks are
+// released.
+func (c *Ctx) endTxn(mark int) {
 	t := c.txn
 	c.txn = nil
 	if t.discard {
 		t.b.Discard()
 		return
 	}
-	if err := t.commit(c.Env, cl); err != nil {
+	if err := t.commit(c.Env, c.Client); err != nil {
 		c.W.Truncate(mark)
 		c.storageError(err)
 		return
@@ -188,11 +205,10 @@ func changesRole(queued []queuedCommand) bool {
 }
 
 // transactionKeys returns the keys whose locks the queued commands need,
-// or all true when they need every lock: one of them flushes, may
-// reclaim any expired key, or runs a script (which may touch any key).
+// or all true when one of them needs every lock (keyspaceWide).
 func transactionKeys(queued []queuedCommand) (keys [][]byte, all bool) {
 	for _, q := range queued {
-		if q.spec.FirstKey == 0 && (q.spec.Flags&FlagWrite != 0 || reclaimsExpired[q.spec.Name] || q.spec.Group == "scripting") {
+		if keyspaceWide(q.spec) {
 			return nil, true
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
@@ -208,6 +224,13 @@ func (c *Ctx) lockTransaction(keys [][]byte, all bool) (unlock func()) {
 		return c.holdLocks(c.Env.Store.Locks.LockAll())
 	}
 	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
+}
+
+// keyspaceWide reports whether a command that names no key may touch any
+// key: it writes (FLUSHDB), reclaims the expired keys it meets (SCAN), or
+// runs a script. A transaction or script running one needs every lock.
+func keyspaceWide(spec *Spec) bool {
+	return spec.FirstKey == 0 && (spec.Flags&FlagWrite != 0 || reclaimsExpired[spec.Name] || spec.Group == "scripting")
 }
 
 // reclaimsExpired names the keyless reads that reclaim the expired keys

@@ -90,6 +90,14 @@ func (l *KeyLocks) Stripes(ns string, keys ...[]byte) []int {
 	return slices.Compact(idx)
 }
 
+// LockStripes takes the stripes of idx, as Stripes returns them (in
+// ascending order, so two writers never deadlock), waiting for each.
+func (l *KeyLocks) LockStripes(idx []int) {
+	for _, i := range idx {
+		l.stripes[i].Lock()
+	}
+}
+
 // TryLockStripes takes every stripe of idx without waiting, or none, and
 // reports whether it took them. A holder of other stripes may call it in
 // any order: it never waits, so it never deadlocks.
@@ -103,7 +111,7 @@ func (l *KeyLocks) TryLockStripes(idx []int) bool {
 	return true
 }
 
-// UnlockStripes releases stripes TryLockStripes took.
+// UnlockStripes releases stripes LockStripes or TryLockStripes took.
 func (l *KeyLocks) UnlockStripes(idx []int) { l.unlockStripes(idx) }
 
 // LockAll takes every stripe, excluding all other writers (FLUSHDB,
