@@ -691,19 +691,27 @@ func (c *Ctx) valueRange(key []byte, k *keyState, from, to int64) ([]byte, error
 // read from storage straight into the reply, so a GET of a long value
 // holds one copy of it, not two.
 func (c *Ctx) replyRange(key []byte, k *keyState, from, to int64) {
+	if err := c.bulkRange(key, k, from, to); err != nil {
+		c.storageError(err)
+	}
+}
+
+// bulkRange writes bytes [from, to) of k's value as a bulk string,
+// reading an out-of-line value straight into the reply; on an error it
+// writes nothing.
+func (c *Ctx) bulkRange(key []byte, k *keyState, from, to int64) error {
 	if !k.m.External() || k.m.Value != nil {
-		v, _ := c.valueRange(key, k, from, to) // no error: nothing to read
-		c.W.Bulk(v)
-		return
+		v, err := c.valueRange(key, k, from, to)
+		if err == nil {
+			c.W.Bulk(v)
+		}
+		return err
 	}
 	n := stringLen(&k.m)
 	from, to = min(from, n), min(to, n)
-	err := c.W.BulkFill(int(max(to-from, 0)), func(dst []byte) error {
+	return c.W.BulkFill(int(max(to-from, 0)), func(dst []byte) error {
 		return c.Env.Store.ReadValueAt(c.batch(), c.ns(), key, &k.m, dst, from)
 	})
-	if err != nil {
-		c.storageError(err)
-	}
 }
 
 // loadValue reads the out-of-line value of a live string key read by

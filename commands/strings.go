@@ -251,7 +251,7 @@ func cmdMGet(c *Ctx) {
 		if err == nil {
 			c.lookedUp(key, k.live)
 			if k.live && k.m.Type == storage.TypeString {
-				if err = c.bulkValue(key, &k); err == nil {
+				if err = c.bulkRange(key, &k, 0, stringLen(&k.m)); err == nil {
 					continue
 				}
 			}
@@ -261,21 +261,6 @@ func cmdMGet(c *Ctx) {
 		}
 		c.W.NullBulk()
 	}
-}
-
-// bulkValue writes the whole value of the live string k as a bulk string;
-// on an error it writes nothing. The caller holds key's lock.
-func (c *Ctx) bulkValue(key []byte, k *keyState) error {
-	if !k.m.External() || k.m.Value != nil {
-		v, err := c.valueRange(key, k, 0, stringLen(&k.m))
-		if err == nil {
-			c.W.Bulk(v)
-		}
-		return err
-	}
-	return c.W.BulkFill(int(stringLen(&k.m)), func(dst []byte) error {
-		return c.Env.Store.ReadValueAt(c.batch(), c.ns(), key, &k.m, dst, 0)
-	})
 }
 
 func cmdMSet(c *Ctx)   { msetGeneric(c, false) }
