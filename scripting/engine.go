@@ -232,7 +232,8 @@ func (r *Run) Kill() {
 	}
 }
 
-func (r *Run) wasKilled() bool {
+// Killed reports whether Kill was called.
+func (r *Run) Killed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.killed
@@ -280,7 +281,7 @@ func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) (
 		return v.hostErr
 	}
 	if err != nil {
-		if run.wasKilled() {
+		if run.Killed() {
 			w.Error(v.withOrigin("ERR Script killed by user with SCRIPT KILL..."))
 			return ErrKilled
 		}

@@ -105,11 +105,7 @@ func overrideNumberConversions(L *lua.LState) {
 			}
 			return 1
 		}
-		L.Push(toNumber)
-		L.Push(L.Get(1))
-		L.Push(L.Get(2))
-		L.Call(2, 1)
-		return 1
+		return callWith(L, toNumber)
 	}))
 	toString := L.GetGlobal("tostring").(*lua.LFunction)
 	L.SetGlobal("tostring", L.NewFunction(func(L *lua.LState) int {
@@ -117,11 +113,20 @@ func overrideNumberConversions(L *lua.LState) {
 			L.Push(lua.LString(extlibFormatG(float64(n), 14)))
 			return 1
 		}
-		L.Push(toString)
-		L.Push(L.Get(1))
-		L.Call(1, 1)
-		return 1
+		return callWith(L, toString)
 	}))
+}
+
+// callWith calls fn with the running Go function's arguments and returns
+// its first result: a wrapper's way to defer to gopher-lua's function.
+func callWith(L *lua.LState, fn *lua.LFunction) int {
+	n := L.GetTop()
+	L.Push(fn)
+	for i := 1; i <= n; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(n, 1)
+	return 1
 }
 
 // stringRep is string.rep with a bound on the result's size.
@@ -180,13 +185,7 @@ func protectGlobals(L *lua.LState) {
 			if t, ok := L.Get(1).(*lua.LTable); ok && protected[t] {
 				raise(L, "Attempt to modify a readonly table")
 			}
-			n := L.GetTop()
-			L.Push(orig)
-			for i := 1; i <= n; i++ {
-				L.Push(L.Get(i))
-			}
-			L.Call(n, 1)
-			return 1
+			return callWith(L, orig)
 		}))
 	}
 	mt := L.NewTable()
@@ -372,8 +371,7 @@ func (v *vm) call(L *lua.LState, raise bool) int {
 // fail raises (redis.call) or returns (redis.pcall) an error table with
 // msg, which has its code.
 func (v *vm) fail(L *lua.LState, raise bool, msg string) int {
-	t := L.CreateTable(0, 1)
-	t.RawSetString("err", lua.LString(msg))
+	t := errorTable(L, "-"+msg)
 	if raise {
 		L.Error(t, 0)
 	}
