@@ -26,6 +26,10 @@ const (
 	CodeKeyMiss
 	CodeSetBit
 	CodeRestore
+	CodeHSet
+	CodeHDel
+	CodeHIncrBy
+	CodeHIncrByFloat
 	codeCount
 )
 
@@ -34,22 +38,26 @@ var codeInfo = [codeCount]struct {
 	name  string
 	class Flags
 }{
-	CodeSet:         {"set", String},
-	CodeDel:         {"del", Generic},
-	CodeExpire:      {"expire", Generic},
-	CodeExpired:     {"expired", Expired},
-	CodePersist:     {"persist", Generic},
-	CodeNew:         {"new", New},
-	CodeAppend:      {"append", String},
-	CodeSetRange:    {"setrange", String},
-	CodeIncrBy:      {"incrby", String},
-	CodeIncrByFloat: {"incrbyfloat", String},
-	CodeRenameFrom:  {"rename_from", Generic},
-	CodeRenameTo:    {"rename_to", Generic},
-	CodeCopyTo:      {"copy_to", Generic},
-	CodeKeyMiss:     {"keymiss", KeyMiss},
-	CodeSetBit:      {"setbit", String},
-	CodeRestore:     {"restore", Generic},
+	CodeSet:          {"set", String},
+	CodeDel:          {"del", Generic},
+	CodeExpire:       {"expire", Generic},
+	CodeExpired:      {"expired", Expired},
+	CodePersist:      {"persist", Generic},
+	CodeNew:          {"new", New},
+	CodeAppend:       {"append", String},
+	CodeSetRange:     {"setrange", String},
+	CodeIncrBy:       {"incrby", String},
+	CodeIncrByFloat:  {"incrbyfloat", String},
+	CodeRenameFrom:   {"rename_from", Generic},
+	CodeRenameTo:     {"rename_to", Generic},
+	CodeCopyTo:       {"copy_to", Generic},
+	CodeKeyMiss:      {"keymiss", KeyMiss},
+	CodeSetBit:       {"setbit", String},
+	CodeRestore:      {"restore", Generic},
+	CodeHSet:         {"hset", Hash},
+	CodeHDel:         {"hdel", Hash},
+	CodeHIncrBy:      {"hincrby", Hash},
+	CodeHIncrByFloat: {"hincrbyfloat", Hash},
 }
 
 // Valid reports whether c is a code this build knows.

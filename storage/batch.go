@@ -34,13 +34,16 @@ type Batch struct {
 	earliest int64
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
+	// e is the engine that made the batch, which reads the fields of a
+	// hash the batch deletes (dropFields).
+	e *Engine
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
-	// chunks holds the chunk records a transaction's batch wrote (nil
-	// value: deleted), for its later commands' reads, when trackChunks is
-	// set (NewTxnBatch).
-	chunks      map[string][]byte
-	trackChunks bool
+	// subkeys holds the chunk and hash-field records a transaction's
+	// batch wrote (nil value: deleted), by their Pebble keys, for its
+	// later commands' reads, when trackSubkeys is set (NewTxnBatch).
+	subkeys      map[string][]byte
+	trackSubkeys bool
 
 	// quiet is set while the context records are added under is quiet
 	// (LogFlagQuiet).
@@ -117,7 +120,7 @@ func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
 func (e *Engine) NewMultiBatch() *Batch {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	b := &Batch{b: e.db.NewBatch(), inlineMax: e.InlineValueMax()}
+	b := &Batch{b: e.db.NewBatch(), e: e, inlineMax: e.InlineValueMax()}
 	b.rows = b.rows0[:0]
 	return b
 }
@@ -152,6 +155,9 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 // or not), so the key count, the expiry index and value records stay
 // exact.
 //
+// A hash's m names its fields by ID: the same as old's keeps them, and
+// old's go when they are others.
+//
 // A string value longer than the batch's inline maximum is written in
 // chunk records, and the metadata records its length. A string m that is
 // External with a nil Value (its metadata as read, the value not loaded)
@@ -181,7 +187,11 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 			m.Flags &^= FlagExternalValue | FlagChunkedValue
 			m.Size, m.Version = 0, 0
 		}
-		b.dropValue(ns, key, old, 0)
+		// A hash's new metadata keeps its fields (same ID), or names
+		// fields the batch just wrote under a new one (COPY, RESTORE).
+		if m.Type == TypeString || old == nil || old.Type != m.Type || old.Version != m.Version {
+			b.dropValue(ns, key, old, 0)
+		}
 	}
 	var d KeyCount
 	if old == nil {
@@ -230,8 +240,6 @@ func (b *Batch) ForgetKey(ns string, key []byte, old Metadata) {
 	mk := metaKey(ns, key)
 	_ = b.b.Delete(mk, nil)
 	b.rows = append(b.rows, rowUpdate{k: mk, origin: b.Origin, quiet: b.quiet})
-	// Collections keep members under subkeys; they go when their
-	// metadata goes (orphaned versions are reclaimed later).
 }
 
 // MarkKey writes a deletion of key's metadata record that a later record
@@ -254,11 +262,10 @@ func (b *Batch) FlushNamespace(ns string) {
 	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), valuePrefix(ns), chunkPrefix(ns), expirePrefix(ns)} {
 		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
 	}
-	if b.chunks != nil {
-		p := string(chunkPrefix(ns))
-		for k := range b.chunks {
+	for _, p := range []string{string(chunkPrefix(ns)), string(subkeyPrefix(ns))} {
+		for k := range b.subkeys {
 			if strings.HasPrefix(k, p) {
-				delete(b.chunks, k)
+				delete(b.subkeys, k)
 			}
 		}
 	}

@@ -89,34 +89,38 @@ func (e *Engine) EditedInlineMax() int { return min(e.InlineValueMax(), chunkSiz
 // batch (the metadata the caller keeps itself).
 func (e *Engine) NewTxnBatch() *Batch {
 	b := e.NewMultiBatch()
-	b.trackChunks = true
+	b.trackSubkeys = true
 	return b
 }
 
-// putChunk writes chunk idx of value id; v == nil deletes it. A
-// tracking batch keeps its own copy of v.
+// putChunk writes chunk idx of value id; v == nil deletes it.
 func (b *Batch) putChunk(ns string, id uint64, idx uint32, v []byte) {
-	ck := chunkKey(make([]byte, 0, 14+len(ns)), ns, id, idx)
+	b.putSubkey(chunkKey(make([]byte, 0, 14+len(ns)), ns, id, idx), v)
+}
+
+// putSubkey writes record k, a chunk or a hash field, as v; v == nil
+// deletes it. A tracking batch keeps its own copy of v.
+func (b *Batch) putSubkey(k, v []byte) {
 	if v == nil {
-		_ = b.b.Delete(ck, nil)
+		_ = b.b.Delete(k, nil)
 	} else {
-		_ = b.b.Set(ck, v, nil)
+		_ = b.b.Set(k, v, nil)
 	}
-	if b.trackChunks {
+	if b.trackSubkeys {
 		if v != nil {
 			v = append(make([]byte, 0, len(v)), v...)
 		}
-		b.trackChunk(ck, v)
+		b.trackSubkey(k, v)
 	}
 }
 
-// trackChunk records in a tracking batch that it wrote chunk record ck
-// as v (nil: deleted); v is the batch's own.
-func (b *Batch) trackChunk(ck, v []byte) {
-	if b.chunks == nil {
-		b.chunks = map[string][]byte{}
+// trackSubkey records in a tracking batch that it wrote record k as v
+// (nil: deleted); v is the batch's own.
+func (b *Batch) trackSubkey(k, v []byte) {
+	if b.subkeys == nil {
+		b.subkeys = map[string][]byte{}
 	}
-	b.chunks[string(ck)] = v
+	b.subkeys[string(k)] = v
 }
 
 // putChunks writes v as the chunks of value id from chunk 0 on. A chunk
@@ -146,10 +150,13 @@ var zeroChunk [chunkSize]byte
 // each new one, few. Tests lower it.
 var rangeDropChunks uint32 = 64
 
-// dropValue deletes the out-of-line value old describes (key's), except
-// its chunks below keep (those the caller rewrites).
+// dropValue deletes the out-of-line value or the hash fields old
+// describes (key's), except its chunks below keep (those the caller
+// rewrites).
 func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
 	switch {
+	case old != nil && old.Type == TypeHash:
+		b.dropFields(ns, old)
 	case old == nil || !old.External():
 	case old.Chunked() && chunkCount(old.Size)-min(keep, chunkCount(old.Size)) >= rangeDropChunks:
 		// Every chunk of the value from keep on: there are none past its
@@ -158,10 +165,10 @@ func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
 		// deletion, so it does not cover them.
 		from := chunkKey(make([]byte, 0, 14+len(ns)), ns, old.Version, keep)
 		_ = b.b.DeleteRange(from, prefixEnd(from[:len(from)-4]), nil)
-		if b.trackChunks {
+		if b.trackSubkeys {
 			// Commands later in the batch read what it deleted as gone.
 			for i := keep; i < chunkCount(old.Size); i++ {
-				b.trackChunk(chunkKey(nil, ns, old.Version, i), nil)
+				b.trackSubkey(chunkKey(nil, ns, old.Version, i), nil)
 			}
 		}
 	case old.Chunked():
@@ -195,10 +202,10 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 	}
 	var buf [96]byte
 	inBatch := func(idx uint32) ([]byte, bool) {
-		if b == nil || len(b.chunks) == 0 {
+		if b == nil || len(b.subkeys) == 0 {
 			return nil, false
 		}
-		v, ok := b.chunks[string(chunkKey(buf[:0], ns, m.Version, idx))]
+		v, ok := b.subkeys[string(chunkKey(buf[:0], ns, m.Version, idx))]
 		return v, ok
 	}
 	switch {
@@ -239,7 +246,7 @@ func (e *Engine) readChunks(b *Batch, ns string, key []byte, m *Metadata, from, 
 			return fmt.Errorf("storage: key %q: read value: %w", key, err)
 		}
 	}
-	if b == nil || len(b.chunks) == 0 {
+	if b == nil || len(b.subkeys) == 0 {
 		return nil
 	}
 	for idx := first; idx <= last; idx++ {

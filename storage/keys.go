@@ -12,8 +12,10 @@ import (
 const (
 	// prefixMeta holds one record per user key: prefixMeta | ns | user key.
 	prefixMeta byte = 'm'
-	// prefixSubkey is reserved for the members of hashes, lists, sets and
-	// sorted sets: prefixSubkey | ns | user key | version | member.
+	// prefixSubkey holds the members of collections, one record each:
+	// prefixSubkey | ns | version (8 bytes, big endian) | member, the
+	// version being the collection's random ID (Metadata.Version), so
+	// that RENAME moves the metadata record alone (fieldKey).
 	prefixSubkey byte = 's'
 	// prefixValue held the values of strings longer than
 	// Options.InlineValueMax in format 1 (prefixValue | ns | user key);

@@ -60,6 +60,12 @@ const (
 	CmdBitOp
 	CmdBitField
 	CmdRestore
+	CmdHSet
+	CmdHSetNX
+	CmdHMSet
+	CmdHDel
+	CmdHIncrBy
+	CmdHIncrByFloat
 )
 
 // LogData flags.

@@ -94,6 +94,12 @@ const (
 	FlagsEncoding = FlagRawEncoding | FlagPlainEncoding | FlagUnsharedInt
 )
 
+// FlagHashTable marks a hash that Redis would hold as a hash table
+// rather than a listpack (too many fields, or one too long, at some
+// point): OBJECT ENCODING reports it and it decides how HSCAN pages.
+// Like Redis's conversion, it stays until the key is deleted.
+const FlagHashTable byte = 32
+
 // External reports whether m is a string whose value is out of line.
 func (m *Metadata) External() bool {
 	return m.Type == TypeString && m.Flags&FlagExternalValue != 0

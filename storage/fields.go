@@ -1,0 +1,193 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A hash keeps one record per field under prefixSubkey (fieldKey), and
+// its metadata record counts them (Metadata.Size) and names them by the
+// hash's ID (Metadata.Version): a random number, new for each hash a
+// write creates, so the records of a deleted hash are never read again
+// and RENAME moves the metadata record alone. Deleting a hash deletes
+// its field records in the same batch (dropFields).
+
+// fieldKey appends to dst the key of field f of the hash whose ID is id
+// in ns: prefixSubkey | ns | id (8 bytes, big endian) | f. One hash's
+// fields are contiguous and in byte order.
+func fieldKey(dst []byte, ns string, id uint64, f []byte) []byte {
+	dst = append(dst, prefixSubkey)
+	dst = appendNS(dst, ns)
+	dst = binary.BigEndian.AppendUint64(dst, id)
+	return append(dst, f...)
+}
+
+// NewHashID returns the ID of a new hash (Metadata.Version), random and
+// nonzero like a chunked value's.
+func NewHashID() uint64 { return newValueID() }
+
+// PutField writes field f of the hash whose ID is id in ns as v, or
+// deletes it when v is nil. The caller keeps the hash's metadata (its
+// field count) right with PutMeta in the same batch.
+func (b *Batch) PutField(ns string, id uint64, f, v []byte) {
+	b.putSubkey(fieldKey(make([]byte, 0, 11+len(ns)+len(f)), ns, id, f), v)
+}
+
+// rangeDropFields is the field count from which dropFields deletes a
+// hash's records with one range deletion rather than one deletion each:
+// below it, point deletions keep Pebble's range deletions, which its
+// reads of a memtable re-fragment after each new one, few.
+const rangeDropFields = 64
+
+// dropFields deletes the field records of the hash old describes (in ns).
+// A small hash's fields are listed and deleted one by one; a large one's,
+// or any whose listing fails, with a range deletion, which is always
+// right.
+func (b *Batch) dropFields(ns string, old *Metadata) {
+	if old.Size < rangeDropFields && b.e != nil {
+		var fields [][]byte
+		err := b.e.ScanFields(b, ns, old, nil, func(f, _ []byte) bool {
+			fields = append(fields, fieldKey(nil, ns, old.Version, f))
+			return true
+		})
+		if err == nil {
+			for _, k := range fields {
+				b.putSubkey(k, nil)
+			}
+			return
+		}
+	}
+	from := fieldKey(make([]byte, 0, 11+len(ns)), ns, old.Version, nil)
+	_ = b.b.DeleteRange(from, prefixEnd(from), nil)
+	// The batch's later commands never read this hash's fields again: a
+	// hash made in its place gets a new ID.
+}
+
+// errFieldsCorrupt is wrapped by the errors of field records that do not
+// fit their hash's metadata: the database is inconsistent.
+var errFieldsCorrupt = errors.New("hash fields do not fit their metadata")
+
+// GetField returns a copy of field f of the hash m of ns, and whether it
+// exists, reading what batch b (nil: none) wrote before the database.
+func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, bool, error) {
+	k := fieldKey(make([]byte, 0, 11+len(ns)+len(f)), ns, m.Version, f)
+	if b != nil && b.subkeys != nil {
+		if v, ok := b.subkeys[string(k)]; ok {
+			return bytes.Clone(v), v != nil, nil
+		}
+	}
+	if b != nil && slices.Contains(b.flush, ns) {
+		return nil, false, nil
+	}
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	v, closer, err := e.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: read hash field: %w", err)
+	}
+	out := bytes.Clone(v)
+	if out == nil {
+		out = []byte{}
+	}
+	closer.Close()
+	return out, true, nil
+}
+
+// ScanFields calls fn with each field of the hash m of ns at or after
+// start, in byte order, and its value, until fn returns false; what
+// batch b (nil: none) wrote replaces what the database holds. The slices
+// fn gets are valid during the call only.
+func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn func(f, v []byte) bool) error {
+	prefix := fieldKey(make([]byte, 0, 11+len(ns)), ns, m.Version, nil)
+	// The batch's own records of the hash, in order.
+	var own []string
+	if b != nil {
+		for k := range b.subkeys {
+			if strings.HasPrefix(k, string(prefix)) && k[len(prefix):] >= string(start) {
+				own = append(own, k)
+			}
+		}
+		slices.Sort(own)
+	}
+	// emit passes fn the batch's records that sort before k (all of them
+	// when k is nil), and reports whether fn wants more.
+	emit := func(k []byte) bool {
+		for len(own) > 0 && (k == nil || own[0] < string(k)) {
+			f, v := own[0][len(prefix):], b.subkeys[own[0]]
+			own = own[1:]
+			if v != nil && !fn([]byte(f), v) {
+				return false
+			}
+		}
+		return true
+	}
+	if b != nil && slices.Contains(b.flush, ns) {
+		emit(nil)
+		return nil
+	}
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: append(prefix, start...), UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("storage: scan hash fields: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if !emit(k) {
+			return closeIter(it)
+		}
+		if len(own) > 0 && own[0] == string(k) {
+			continue // the batch's record replaces it, emitted next
+		}
+		if !fn(k[len(prefix):], it.Value()) {
+			return closeIter(it)
+		}
+	}
+	if err := closeIter(it); err != nil {
+		return err
+	}
+	emit(nil)
+	return nil
+}
+
+// closeIter closes a field iterator, wrapping its error.
+func closeIter(it *pebble.Iterator) error {
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("storage: scan hash fields: %w", err)
+	}
+	return nil
+}
+
+// CopyFields writes into b the fields of the hash from (in ns) as those
+// of the hash whose ID is id, for COPY, reading what b wrote before the
+// database. It returns how many it copied.
+func (e *Engine) CopyFields(b *Batch, ns string, from *Metadata, id uint64) (uint64, error) {
+	type pair struct{ f, v []byte }
+	var pairs []pair
+	err := e.ScanFields(b, ns, from, nil, func(f, v []byte) bool {
+		pairs = append(pairs, pair{bytes.Clone(f), bytes.Clone(v)})
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	if uint64(len(pairs)) != from.Size {
+		return 0, fmt.Errorf("storage: hash of %d fields has %d records: %w", from.Size, len(pairs), errFieldsCorrupt)
+	}
+	for _, p := range pairs {
+		if p.v == nil {
+			p.v = []byte{}
+		}
+		b.PutField(ns, id, p.f, p.v)
+	}
+	return uint64(len(pairs)), nil
+}
