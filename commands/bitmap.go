@@ -124,11 +124,10 @@ func cmdGetBit(c *Ctx) {
 	}
 	// Only the byte holding the bit is read of an out-of-line value.
 	key := c.Args[1]
-	k, b, ok := c.readStringBytes(key, off>>3, off>>3+1)
+	_, b, ok := c.readStringBytes(key, off>>3, off>>3+1)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	c.W.Int(int64(bitAt(b, off&7)))
 }
 
@@ -171,7 +170,6 @@ func cmdBitCount(c *Ctx) {
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.Int(0)
 		return
@@ -306,7 +304,6 @@ func cmdBitPos(c *Ctx) {
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		// A missing key is an endless run of zeros.
 		c.W.Int(-bit)
@@ -540,7 +537,6 @@ func bitfield(c *Ctx, readOnly bool) {
 		if !ok {
 			return
 		}
-		c.lookedUp(key, k.live)
 		var s []byte
 		if n := stringLen(&k.m); k.live && lo < n {
 			var err error

@@ -621,10 +621,25 @@ func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
 // lookupKeyRead does: the lookup also counts as a keyspace hit or miss,
 // and a miss publishes keymiss (lookedUp).
 func (c *Ctx) lookupString(key []byte) (k keyState, ok bool) {
-	if k, ok = c.readString(key); ok {
-		c.lookedUp(key, k.live)
+	if k, ok = c.lookupStringMeta(key); !ok {
+		return k, false
 	}
-	return k, ok
+	return k, c.loadValue(key, &k)
+}
+
+// lookupStringMeta is readStringMeta for a command that reads key as
+// Redis's lookupKeyRead does: the lookup counts as a keyspace hit or miss
+// (lookedUp) before the type check, so a WRONGTYPE is a hit.
+func (c *Ctx) lookupStringMeta(key []byte) (k keyState, ok bool) {
+	if k, ok = c.read(key); !ok {
+		return k, false
+	}
+	c.lookedUp(key, k.live)
+	if k.live && k.m.Type != storage.TypeString {
+		c.W.Error(errWrongType)
+		return k, false
+	}
+	return k, true
 }
 
 // readStringMeta is readString without reading an out-of-line value
@@ -640,14 +655,14 @@ func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
-// readStringMetaForPart is readStringMeta for a command that then reads
+// readStringMetaForPart is lookupStringMeta for a command that then reads
 // part of an out-of-line value: for such a value it takes the key's lock,
 // released by unlock (which the caller defers, whatever ok is), and reads
 // the metadata again under it, so that the length it returns and the
 // bytes read next come from the same write.
 func (c *Ctx) readStringMetaForPart(key []byte) (k keyState, unlock func(), ok bool) {
 	unlock = func() {}
-	k, ok = c.readStringMeta(key)
+	k, ok = c.lookupStringMeta(key)
 	if ok && k.live && k.m.External() && !c.locked {
 		unlock = c.lock(key)
 		k, ok = c.readStringMeta(key)

@@ -42,7 +42,6 @@ func cmdGet(c *Ctx) {
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -135,13 +134,15 @@ func cmdSet(c *Ctx) {
 	if !ok {
 		return
 	}
+	if o.get {
+		c.lookedUp(key, k.live) // SET ... GET reads the old value first
+	}
 	if o.get && k.live && k.m.Type != storage.TypeString {
 		c.W.Error(errWrongType)
 		return
 	}
 	mark := -1
 	if o.get {
-		c.lookedUp(key, k.live) // SET ... GET reads the old value first
 		if mark, ok = c.replyOldValue(key, &k); !ok {
 			return
 		}
@@ -322,11 +323,10 @@ func cmdGetSet(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readStringMeta(key)
+	k, ok := c.lookupStringMeta(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	mark, ok := c.replyOldValue(key, &k)
 	if !ok {
 		return
@@ -340,11 +340,10 @@ func cmdGetDel(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readStringMeta(key)
+	k, ok := c.lookupStringMeta(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -366,11 +365,10 @@ func cmdGetEx(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readStringMeta(key)
+	k, ok := c.lookupStringMeta(key)
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	if !k.live {
 		c.W.NullBulk()
 		return
@@ -479,11 +477,10 @@ func cmdAppend(c *Ctx) {
 func cmdStrlen(c *Ctx) {
 	// The length of an out-of-line value is in its metadata: no need to
 	// read the value.
-	k, ok := c.readStringMeta(c.Args[1])
+	k, ok := c.lookupStringMeta(c.Args[1])
 	if !ok {
 		return
 	}
-	c.lookedUp(c.Args[1], k.live)
 	if !k.live {
 		c.W.Int(0)
 		return
@@ -553,7 +550,6 @@ func cmdGetRange(c *Ctx) {
 	if !ok {
 		return
 	}
-	c.lookedUp(key, k.live)
 	n := int64(0)
 	if k.live {
 		n = stringLen(&k.m)
