@@ -81,8 +81,8 @@ func (c *Ctx) del(b *storage.Batch, key []byte, k *keyState, codes ...notify.Cod
 	c.remove(b, key, k, false, codes)
 }
 
-// moveFrom is del for RENAME's source, whose chunked value the
-// destination takes over: the value's records stay.
+// moveFrom is del for RENAME's source, whose chunked value or hash
+// fields the destination takes over: those records stay.
 func (c *Ctx) moveFrom(b *storage.Batch, key []byte, k *keyState, codes ...notify.Code) {
 	c.remove(b, key, k, true, codes)
 }

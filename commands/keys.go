@@ -272,9 +272,10 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.W.Int(0)
 		return
 	}
-	// A chunked value stays where it is: the destination's metadata names
-	// it. Any other is read and written again under the new name.
-	move := s.m.Chunked() && s.m.Value == nil
+	// A chunked value or a hash's fields stay where they are: the
+	// destination's metadata names them. Any other value is read and
+	// written again under the new name.
+	move := (s.m.Chunked() && s.m.Value == nil) || s.m.Type == storage.TypeHash
 	if !move && !c.loadValue(src, &s) {
 		return
 	}
@@ -365,6 +366,14 @@ func cmdCopy(c *Ctx) {
 	d.live = false // a replaced destination is new again, as in Redis
 	m := s.m
 	m.Flags = copiedFlags(&m)
+	if m.Type == storage.TypeHash {
+		m.Version = storage.NewHashID()
+		if _, err := c.Env.Store.CopyFields(b, c.ns(), &s.m, m.Version); err != nil {
+			c.discard(b)
+			c.storageError(err)
+			return
+		}
+	}
 	c.put(b, dst, &d, m, notify.CodeCopyTo)
 	if c.commit(b) {
 		c.W.Int(1)

@@ -31,10 +31,13 @@ const (
 	sharedRefcount = math.MaxInt32
 )
 
-// objectEncoding returns the encoding Redis would give m's string value
-// (see storage.FlagRawEncoding), and whether it is one of Redis's shared
+// objectEncoding returns the encoding Redis would give m's value (for a
+// string, see storage.FlagRawEncoding), and whether it is one of Redis's shared
 // integers. An out-of-line value of at most 20 bytes must be loaded.
 func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
+	if m.Type == storage.TypeHash {
+		return hashEncoding(m), false
+	}
 	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {
 		return "raw", false

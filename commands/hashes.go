@@ -1,0 +1,680 @@
+package commands
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/notify"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// Hashes keep each field in a record of its own (storage.Batch.PutField),
+// so a command reads and writes the fields it names, not the whole hash.
+// Every hash command holds the key's lock, so that the metadata and the
+// fields it reads come from the same write.
+
+func init() {
+	h := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "hash", Since: since, Summary: summary, Handler: handler}
+	}
+	register(
+		h("hset", -4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyUpdate, "2.0.0", "Creates or modifies the value of a field in a hash.", cmdHSet),
+		h("hmset", -4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyUpdate, "2.0.0", "Sets the values of multiple fields.", cmdHMSet),
+		h("hsetnx", 4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyInsert, "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", cmdHSetNX),
+		h("hget", 3, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "2.0.0", "Returns the value of a field in a hash.", cmdHGet),
+		h("hmget", -3, FlagReadOnly|FlagFast, KeyRO|KeyAccess, "2.0.0", "Returns the values of all fields in a hash.", cmdHMGet),
+		h("hdel", -3, FlagWrite|FlagFast, KeyRW|KeyDelete, "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", cmdHDel),
+		h("hlen", 2, FlagReadOnly|FlagFast, KeyRO, "2.0.0", "Returns the number of fields in a hash.", cmdHLen),
+		h("hstrlen", 3, FlagReadOnly|FlagFast, KeyRO, "3.2.0", "Returns the length of the value of a field.", cmdHStrLen),
+		h("hexists", 3, FlagReadOnly|FlagFast, KeyRO, "2.0.0", "Determines whether a field exists in a hash.", cmdHExists),
+		h("hincrby", 4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyAccess|KeyUpdate, "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", cmdHIncrBy),
+		h("hincrbyfloat", 4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyAccess|KeyUpdate, "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", cmdHIncrByFloat),
+		withTips(h("hgetall", 2, FlagReadOnly, KeyRO|KeyAccess, "2.0.0", "Returns all fields and values in a hash.", cmdHGetAll), "nondeterministic_output_order"),
+		withTips(h("hkeys", 2, FlagReadOnly, KeyRO|KeyAccess, "2.0.0", "Returns all fields in a hash.", cmdHKeys), "nondeterministic_output_order"),
+		withTips(h("hvals", 2, FlagReadOnly, KeyRO|KeyAccess, "2.0.0", "Returns all values in a hash.", cmdHVals), "nondeterministic_output_order"),
+		withTips(h("hscan", -3, FlagReadOnly, KeyRO|KeyAccess, "2.8.0", "Iterates over fields and values of a hash.", cmdHScan), "nondeterministic_output"),
+		withTips(h("hrandfield", -2, FlagReadOnly, KeyRO|KeyAccess, "6.2.0", "Returns one or more random fields from a hash.", cmdHRandField), "nondeterministic_output"),
+	)
+}
+
+// Redis keeps a hash as a listpack while it has at most
+// hashMaxListpackEntries fields, none longer than hashMaxListpackValue
+// bytes, nor a value; past either it converts the hash to a hash table
+// for good (storage.FlagHashTable), which OBJECT ENCODING reports and
+// which decides whether HSCAN returns the whole hash at once. These are
+// redis-server's built-in defaults of hash-max-listpack-entries and
+// -value (the redis.conf Redis ships sets 128 entries).
+const (
+	hashMaxListpackEntries = 512
+	hashMaxListpackValue   = 64
+)
+
+// hashEncoding returns the OBJECT ENCODING of the hash m.
+func hashEncoding(m *storage.Metadata) string {
+	if m.Flags&storage.FlagHashTable != 0 {
+		return "hashtable"
+	}
+	return "listpack"
+}
+
+// grownHash returns m's flags after a write of a field f with value v
+// that leaves m.Size fields: a hash table once a listpack would be too
+// long.
+func grownHash(m *storage.Metadata, f, v []byte) byte {
+	if len(f) > hashMaxListpackValue || len(v) > hashMaxListpackValue || m.Size > hashMaxListpackEntries {
+		return m.Flags | storage.FlagHashTable
+	}
+	return m.Flags
+}
+
+// readHash returns the state of key, replying WRONGTYPE (and ok=false)
+// when it holds another type, or a storage error.
+func (c *Ctx) readHash(key []byte) (k keyState, ok bool) {
+	if k, ok = c.read(key); ok && k.live && k.m.Type != storage.TypeHash {
+		c.W.Error(errWrongType)
+		return k, false
+	}
+	return k, ok
+}
+
+// lookupHash is readHash for a command that reads key as Redis's
+// lookupKeyRead does: a keyspace hit or miss (and keymiss) before the
+// type check. It takes the key's lock, which unlock releases (the caller
+// defers it, whatever ok is).
+func (c *Ctx) lookupHash(key []byte) (k keyState, unlock func(), ok bool) {
+	unlock = c.lock(key)
+	if k, ok = c.read(key); !ok {
+		return k, unlock, false
+	}
+	c.lookedUp(key, k.live)
+	if k.live && k.m.Type != storage.TypeHash {
+		c.W.Error(errWrongType)
+		return k, unlock, false
+	}
+	return k, unlock, true
+}
+
+// lockedHash takes key's lock for a write and returns its state and the
+// metadata to write: the live hash's, or a new empty hash's.
+func (c *Ctx) lockedHash(key []byte) (k keyState, m storage.Metadata, unlock func(), ok bool) {
+	unlock = c.lock(key)
+	if k, ok = c.readHash(key); !ok {
+		return k, m, unlock, false
+	}
+	if k.live {
+		return k, k.m, unlock, true
+	}
+	return k, storage.Metadata{Type: storage.TypeHash, Version: storage.NewHashID()}, unlock, true
+}
+
+// field returns field f of the hash m (nil, false when it has none),
+// reading what the command's transaction wrote first. On a storage error
+// it replies and returns ok=false.
+func (c *Ctx) field(m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
+	v, found, err := c.Env.Store.GetField(c.batch(), c.ns(), m, f)
+	if err != nil {
+		c.storageError(err)
+		return nil, false, false
+	}
+	return v, found, true
+}
+
+// fields calls fn with each field of the hash m and its value, in byte
+// order, until it returns false; on a storage error it replies and
+// returns false.
+func (c *Ctx) fields(m *storage.Metadata, fn func(f, v []byte) bool) bool {
+	if err := c.Env.Store.ScanFields(c.batch(), c.ns(), m, nil, fn); err != nil {
+		c.storageError(err)
+		return false
+	}
+	return true
+}
+
+// discard drops b after a failed read, unless it is the shared batch of
+// EXEC or a pipelined group.
+func (c *Ctx) discard(b *storage.Batch) {
+	if c.txn == nil {
+		b.Discard()
+	}
+}
+
+func cmdHSet(c *Ctx) {
+	if added, ok := hsetGeneric(c, storage.CmdHSet); ok {
+		c.W.Int(added)
+	}
+}
+
+func cmdHMSet(c *Ctx) {
+	if _, ok := hsetGeneric(c, storage.CmdHMSet); ok {
+		c.W.OK()
+	}
+}
+
+// hsetGeneric sets the field-value pairs of HSET and HMSET and returns how
+// many fields it added.
+func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
+	if len(c.Args)%2 == 1 {
+		c.wrongArity()
+		return 0, false
+	}
+	key := c.Args[1]
+	k, m, unlock, ok := c.lockedHash(key)
+	defer unlock()
+	if !ok {
+		return 0, false
+	}
+	seen := make(map[string]bool, len(c.Args)/2)
+	added := int64(0)
+	for i := 2; i < len(c.Args); i += 2 {
+		f := c.Args[i]
+		if seen[string(f)] {
+			continue
+		}
+		seen[string(f)] = true
+		found := false
+		if k.live {
+			if _, found, ok = c.field(&m, f); !ok {
+				return 0, false
+			}
+		}
+		if !found {
+			added++
+		}
+	}
+	m.Size += uint64(added)
+	b := c.newBatch(storage.TypeHash, cmd)
+	for i := 2; i < len(c.Args); i += 2 {
+		b.PutField(c.ns(), m.Version, c.Args[i], c.Args[i+1])
+		m.Flags = grownHash(&m, c.Args[i], c.Args[i+1])
+	}
+	c.put(b, key, &k, m, notify.CodeHSet)
+	return added, c.commit(b)
+}
+
+func cmdHSetNX(c *Ctx) {
+	key, f, v := c.Args[1], c.Args[2], c.Args[3]
+	k, m, unlock, ok := c.lockedHash(key)
+	defer unlock()
+	if !ok {
+		return
+	}
+	if k.live {
+		_, found, ok := c.field(&m, f)
+		if !ok {
+			return
+		}
+		if found {
+			c.W.Int(0)
+			return
+		}
+	}
+	m.Size++
+	m.Flags = grownHash(&m, f, v)
+	b := c.newBatch(storage.TypeHash, storage.CmdHSetNX)
+	b.PutField(c.ns(), m.Version, f, v)
+	c.put(b, key, &k, m, notify.CodeHSet)
+	if c.commit(b) {
+		c.W.Int(1)
+	}
+}
+
+func cmdHGet(c *Ctx) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.NullBulk()
+		return
+	}
+	v, found, ok := c.field(&k.m, c.Args[2])
+	switch {
+	case !ok:
+	case found:
+		c.W.Bulk(v)
+	default:
+		c.W.NullBulk()
+	}
+}
+
+func cmdHMGet(c *Ctx) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	vals := make([][]byte, len(c.Args)-2)
+	if k.live {
+		for i, f := range c.Args[2:] {
+			v, found, ok := c.field(&k.m, f)
+			if !ok {
+				return
+			}
+			if found {
+				vals[i] = v
+			}
+		}
+	}
+	c.W.Array(len(vals))
+	for _, v := range vals {
+		if v == nil {
+			c.W.NullBulk()
+		} else {
+			c.W.Bulk(v)
+		}
+	}
+}
+
+func cmdHDel(c *Ctx) {
+	key := c.Args[1]
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.readHash(key)
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.Int(0)
+		return
+	}
+	var gone [][]byte
+	seen := make(map[string]bool, len(c.Args)-2)
+	for _, f := range c.Args[2:] {
+		if seen[string(f)] {
+			continue
+		}
+		seen[string(f)] = true
+		_, found, ok := c.field(&k.m, f)
+		if !ok {
+			return
+		}
+		if found {
+			gone = append(gone, f)
+		}
+	}
+	if len(gone) == 0 {
+		c.W.Int(0)
+		return
+	}
+	b := c.newBatch(storage.TypeHash, storage.CmdHDel)
+	if uint64(len(gone)) >= k.m.Size {
+		// The last fields: the key goes with them, as in Redis.
+		c.del(b, key, &k, notify.CodeHDel, notify.CodeDel)
+	} else {
+		for _, f := range gone {
+			b.PutField(c.ns(), k.m.Version, f, nil)
+		}
+		m := k.m
+		m.Size -= uint64(len(gone))
+		c.put(b, key, &k, m, notify.CodeHDel)
+	}
+	if c.commit(b) {
+		c.W.Int(int64(len(gone)))
+	}
+}
+
+func cmdHLen(c *Ctx) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	if !k.live {
+		c.W.Int(0)
+		return
+	}
+	c.W.Int(int64(k.m.Size))
+}
+
+func cmdHStrLen(c *Ctx) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	n := 0
+	if k.live {
+		v, _, ok := c.field(&k.m, c.Args[2])
+		if !ok {
+			return
+		}
+		n = len(v)
+	}
+	c.W.Int(int64(n))
+}
+
+func cmdHExists(c *Ctx) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	found := false
+	if k.live {
+		if _, found, ok = c.field(&k.m, c.Args[2]); !ok {
+			return
+		}
+	}
+	if found {
+		c.W.Int(1)
+	} else {
+		c.W.Int(0)
+	}
+}
+
+func cmdHIncrBy(c *Ctx) {
+	key, f := c.Args[1], c.Args[2]
+	incr, ok := c.intArg(3)
+	if !ok {
+		return
+	}
+	k, m, unlock, ok := c.lockedHash(key)
+	defer unlock()
+	if !ok {
+		return
+	}
+	cur, found := int64(0), false
+	if k.live {
+		var v []byte
+		if v, found, ok = c.field(&m, f); !ok {
+			return
+		}
+		if found {
+			if cur, ok = parseInt(v); !ok {
+				c.W.Error("ERR hash value is not an integer")
+				return
+			}
+		}
+	}
+	if (incr < 0 && cur < 0 && incr < math.MinInt64-cur) || (incr > 0 && cur > 0 && incr > math.MaxInt64-cur) {
+		c.W.Error("ERR increment or decrement would overflow")
+		return
+	}
+	sum := cur + incr
+	if c.putField(storage.CmdHIncrBy, key, &k, m, f, strconv.AppendInt(nil, sum, 10), found, notify.CodeHIncrBy) {
+		c.W.Int(sum)
+	}
+}
+
+func cmdHIncrByFloat(c *Ctx) {
+	key, f := c.Args[1], c.Args[2]
+	incr, ok := parseLongDouble(c.Args[3])
+	if !ok {
+		c.W.Error(errNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		c.W.Error("ERR value is NaN or Infinity")
+		return
+	}
+	k, m, unlock, ok := c.lockedHash(key)
+	defer unlock()
+	if !ok {
+		return
+	}
+	cur, found := newLongDouble(), false
+	if k.live {
+		var v []byte
+		if v, found, ok = c.field(&m, f); !ok {
+			return
+		}
+		if found {
+			if cur, ok = parseLongDouble(v); !ok {
+				c.W.Error("ERR hash value is not a float")
+				return
+			}
+		}
+	}
+	sum, ok := addLongDouble(cur, incr)
+	if !ok {
+		c.W.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	v := formatLongDouble(sum)
+	if c.putField(storage.CmdHIncrByFloat, key, &k, m, f, v, found, notify.CodeHIncrByFloat) {
+		c.W.Bulk(v)
+	}
+}
+
+// putField commits cmd's write of field f of the hash key (k: its state;
+// m: its metadata, a new hash's if none) as v, with the event code;
+// existed tells whether the field was there.
+func (c *Ctx) putField(cmd storage.Command, key []byte, k *keyState, m storage.Metadata, f, v []byte, existed bool, code notify.Code) bool {
+	if !existed {
+		m.Size++
+	}
+	m.Flags = grownHash(&m, f, v)
+	b := c.newBatch(storage.TypeHash, cmd)
+	b.PutField(c.ns(), m.Version, f, v)
+	c.put(b, key, k, m, code)
+	return c.commit(b)
+}
+
+func cmdHGetAll(c *Ctx) { replyHash(c, true, true) }
+func cmdHKeys(c *Ctx)   { replyHash(c, true, false) }
+func cmdHVals(c *Ctx)   { replyHash(c, false, true) }
+
+// replyHash replies with the hash's fields, values or both (a map in
+// RESP3), in field order.
+func replyHash(c *Ctx, fields, values bool) {
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	var pairs [][]byte
+	if k.live {
+		pairs = make([][]byte, 0, 2*k.m.Size)
+		if !c.fields(&k.m, func(f, v []byte) bool {
+			pairs = append(pairs, bytes.Clone(f), bytes.Clone(v))
+			return true
+		}) {
+			return
+		}
+	}
+	n := len(pairs) / 2
+	switch {
+	case fields && values:
+		c.W.Map(n)
+	default:
+		c.W.Array(n)
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if fields {
+			c.W.Bulk(pairs[i])
+		}
+		if values {
+			c.W.Bulk(pairs[i+1])
+		}
+	}
+}
+
+// hscanScope is the scope of HSCAN cursors of key in ns, kept apart from
+// SCAN's in the server's cursor table.
+func hscanScope(ns string, key []byte) string { return ns + "\x00hscan\x00" + string(key) }
+
+// cmdHScan returns a listpack hash whole with cursor 0, as Redis does,
+// and a larger one COUNT fields at a time, in field order.
+func cmdHScan(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.W.Error("ERR invalid cursor")
+		return
+	}
+	key := c.Args[1]
+	k, unlock, ok := c.lookupHash(key)
+	defer unlock()
+	if !ok {
+		return
+	}
+	count := int64(10)
+	var pattern []byte
+	for i := 3; i < len(c.Args); i += 2 {
+		rest := len(c.Args) - i
+		switch opt := keyword(c.Args[i]); {
+		case opt == "count" && rest >= 2:
+			n, ok := c.intArg(i + 1)
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.W.Error(errSyntax)
+				return
+			}
+			count = n
+		case opt == "match" && rest >= 2:
+			pattern = c.Args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	var pairs [][]byte
+	next := uint64(0)
+	if k.live {
+		whole := hashEncoding(&k.m) == "listpack"
+		var start []byte
+		if cursor != 0 && !whole {
+			start = c.Env.cursors.resume(hscanScope(c.ns(), key), cursor)
+		}
+		examined := int64(0)
+		var last []byte
+		more := false
+		err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
+			if !whole && examined == count {
+				more = true
+				return false
+			}
+			examined++
+			last = append(last[:0], f...)
+			if pattern == nil || glob.Match(pattern, f, false) {
+				pairs = append(pairs, bytes.Clone(f), bytes.Clone(v))
+			}
+			return true
+		})
+		if err != nil {
+			c.storageError(err)
+			return
+		}
+		if more {
+			next = c.Env.cursors.save(hscanScope(c.ns(), key), append(last, 0))
+		}
+	}
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(pairs))
+	for _, p := range pairs {
+		c.W.Bulk(p)
+	}
+}
+
+// cmdHRandField follows Redis 7.0: without a count, one field (or a
+// null); with a positive count, that many distinct fields at most; with a
+// negative one, that many fields, repeats allowed. It reads the whole
+// hash.
+func cmdHRandField(c *Ctx) {
+	withValues, hasCount := false, len(c.Args) >= 3
+	var count int64
+	if hasCount {
+		n, ok := parseInt(c.Args[2])
+		if !ok {
+			c.W.Error(errNotInt)
+			return
+		}
+		if n == math.MinInt64 {
+			c.errorf("ERR value is out of range, value must between %d and %d", -math.MaxInt64, int64(math.MaxInt64))
+			return
+		}
+		count = n
+		if len(c.Args) > 4 || (len(c.Args) == 4 && keyword(c.Args[3]) != "withvalues") {
+			c.W.Error(errSyntax)
+			return
+		}
+		if len(c.Args) == 4 {
+			withValues = true
+			if count < -math.MaxInt64/2 || count > math.MaxInt64/2 {
+				c.W.Error("ERR value is out of range")
+				return
+			}
+		}
+	}
+	k, unlock, ok := c.lookupHash(c.Args[1])
+	defer unlock()
+	if !ok {
+		return
+	}
+	if !k.live {
+		if hasCount {
+			c.W.Array(0)
+		} else {
+			c.W.NullBulk()
+		}
+		return
+	}
+	var pairs [][2][]byte
+	if !c.fields(&k.m, func(f, v []byte) bool {
+		pairs = append(pairs, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		return true
+	}) {
+		return
+	}
+	if len(pairs) == 0 { // the metadata counts fields that are not there
+		c.W.Error("ERR hash fields missing: the database is inconsistent")
+		return
+	}
+	if !hasCount {
+		c.W.Bulk(pairs[rand.IntN(len(pairs))][0])
+		return
+	}
+	var picked [][2][]byte
+	switch {
+	case count < -maxRandomFields:
+		c.errorf("ERR count is out of range: Cairn returns at most %d repeated fields", int64(maxRandomFields))
+		return
+	case count < 0:
+		picked = make([][2][]byte, -count)
+		for i := range picked {
+			picked[i] = pairs[rand.IntN(len(pairs))]
+		}
+	case count >= int64(len(pairs)):
+		picked = pairs
+	default:
+		rand.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+		picked = pairs[:count]
+	}
+	c.replyFieldPairs(picked, withValues)
+}
+
+// maxRandomFields bounds HRANDFIELD's negative count, which Redis does
+// not bound: a count of -10^18 would otherwise build a reply of that
+// many fields in memory.
+const maxRandomFields = 1 << 24
+
+// replyFieldPairs replies with the fields of pairs, and with withValues
+// their values: flat in RESP2, as pairs in RESP3, as Redis's HRANDFIELD.
+func (c *Ctx) replyFieldPairs(pairs [][2][]byte, withValues bool) {
+	switch {
+	case !withValues:
+		c.W.Array(len(pairs))
+	case c.Client.Proto() >= 3:
+		c.W.Array(len(pairs))
+	default:
+		c.W.Array(2 * len(pairs))
+	}
+	for _, p := range pairs {
+		if withValues && c.Client.Proto() >= 3 {
+			c.W.Array(2)
+		}
+		c.W.Bulk(p[0])
+		if withValues {
+			c.W.Bulk(p[1])
+		}
+	}
+}
