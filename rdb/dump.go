@@ -1,10 +1,15 @@
 // Package rdb encodes and decodes the payloads of DUMP and RESTORE: one
 // value in Redis's RDB serialization, followed by the RDB version and a
-// CRC-64 of everything before it. Cairn holds strings only, so only the
-// string type is produced and accepted; within it, every encoding Redis
-// writes is read (plain, the 8-, 16- and 32-bit integer forms and LZF
-// compression), so that a payload from Redis's DUMP restores in Cairn and
-// Cairn's restores in Redis.
+// CRC-64 of everything before it. Two types are supported: strings and
+// hashes. Strings are produced with EncodeString and read with
+// DecodeString or Decode; within them, every encoding Redis writes is read
+// (plain, the 8-, 16- and 32-bit integer forms and LZF compression).
+// Hashes are produced with EncodeHash as a plain RDB hash and read with
+// Decode in each form Redis 7.0 accepts: the plain hash (what Redis writes
+// for a large hash), the listpack (what it writes for a small one) and the
+// older zipmap and ziplist. So a payload from Redis's DUMP restores in
+// Cairn and Cairn's restores in Redis. Other types (lists, sets, sorted
+// sets, streams, modules) are reported as unsupported.
 //
 // Decoding never trusts a length in the payload: it checks it against
 // the bytes present before allocating, so a corrupt payload costs no more
@@ -27,7 +32,7 @@ const Version = 10
 // typeString is the RDB object type of a string.
 const typeString = 0
 
-// Errors of Decode. Callers test them with errors.Is.
+// Errors of Decode and DecodeString. Callers test them with errors.Is.
 var (
 	// ErrChecksum means the payload's footer is wrong: too short, a
 	// version newer than Version, or a CRC that does not match.
@@ -35,8 +40,8 @@ var (
 	// ErrFormat means the value inside a well-formed footer cannot be
 	// decoded.
 	ErrFormat = errors.New("rdb: bad data format")
-	// ErrUnsupportedType means the value is valid but of a type Cairn
-	// does not hold (a list, a hash...).
+	// ErrUnsupportedType means the value is of a type the decoder does
+	// not read: a list, a set..., or for DecodeString a hash.
 	ErrUnsupportedType = errors.New("rdb: value type not supported")
 )
 
@@ -55,6 +60,12 @@ func EncodeString(s []byte) []byte {
 	out := make([]byte, 0, len(s)+20)
 	out = append(out, typeString)
 	out = appendString(out, s)
+	return appendFooter(out)
+}
+
+// appendFooter appends the RDB version and the checksum of everything
+// before it, which ends every payload.
+func appendFooter(out []byte) []byte {
 	out = binary.LittleEndian.AppendUint16(out, Version)
 	return binary.LittleEndian.AppendUint64(out, checksum(out))
 }
@@ -92,33 +103,50 @@ func appendLen(out []byte, n uint64) []byte {
 // DecodeString returns the string value of a DUMP payload. maxLen bounds
 // the length of the value (proto-max-bulk-len), which an LZF-compressed
 // value could otherwise claim beyond its payload. Bytes between the value
-// and the footer are ignored, as Redis ignores them.
+// and the footer are ignored, as Redis ignores them. A value of another
+// type, a hash included, is ErrUnsupportedType: Decode reads hashes.
 func DecodeString(payload []byte, maxLen int64) ([]byte, error) {
-	if len(payload) < 10 {
-		return nil, ErrChecksum
+	typ, body, err := openPayload(payload)
+	if err != nil {
+		return nil, err
 	}
-	body, footer := payload[:len(payload)-10], payload[len(payload)-10:]
-	if binary.LittleEndian.Uint16(footer) > Version {
-		return nil, ErrChecksum
+	if typ != typeString {
+		return nil, typeError(typ)
 	}
-	if checksum(payload[:len(payload)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
-		return nil, ErrChecksum
-	}
-	if len(body) == 0 {
-		return nil, fmt.Errorf("%w: no value", ErrFormat)
-	}
-	if body[0] != typeString {
-		if body[0] <= 21 { // Redis 7.0's last object type (stream listpacks 3)
-			return nil, fmt.Errorf("%w: RDB type %d", ErrUnsupportedType, body[0])
-		}
-		return nil, fmt.Errorf("%w: unknown RDB type %d", ErrFormat, body[0])
-	}
-	r := reader{b: body[1:]}
+	r := reader{b: body}
 	s, err := r.str(maxLen)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	return s, nil
+}
+
+// openPayload checks a payload's footer and returns the object type of
+// the value it holds and the bytes after that type, up to the footer.
+func openPayload(payload []byte) (typ byte, body []byte, err error) {
+	if len(payload) < 10 {
+		return 0, nil, ErrChecksum
+	}
+	body, footer := payload[:len(payload)-10], payload[len(payload)-10:]
+	if binary.LittleEndian.Uint16(footer) > Version {
+		return 0, nil, ErrChecksum
+	}
+	if checksum(payload[:len(payload)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
+		return 0, nil, ErrChecksum
+	}
+	if len(body) == 0 {
+		return 0, nil, fmt.Errorf("%w: no value", ErrFormat)
+	}
+	return body[0], body[1:], nil
+}
+
+// typeError is the error for an object type the caller does not decode:
+// ErrUnsupportedType for a type Redis defines, ErrFormat for others.
+func typeError(typ byte) error {
+	if typ <= 21 { // the last type Redis 7.2 defines (stream listpacks 3)
+		return fmt.Errorf("%w: RDB type %d", ErrUnsupportedType, typ)
+	}
+	return fmt.Errorf("%w: unknown RDB type %d", ErrFormat, typ)
 }
 
 // reader consumes a payload's body.
@@ -224,8 +252,16 @@ func (r *reader) str(maxLen int64) ([]byte, error) {
 	return nil, fmt.Errorf("unknown string encoding %d", n)
 }
 
+// lzfMaxRatio bounds how much LZF expands its input: at best, three bytes
+// (a back reference with a length byte) repeat 264 bytes.
+const lzfMaxRatio = 88
+
 // lzfDecompress expands LZF data into exactly n bytes.
 func lzfDecompress(in []byte, n int) ([]byte, error) {
+	if n > lzfMaxRatio*len(in) {
+		// Checked before allocating: a few bytes cannot claim more.
+		return nil, errors.New("invalid LZF compressed string")
+	}
 	out := make([]byte, 0, n)
 	for i := 0; i < len(in); {
 		ctrl := int(in[i])
