@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/cairnkv/cairn/notify"
@@ -11,7 +12,8 @@ import (
 // DUMP and RESTORE move a key's value between servers in Redis's
 // serialization (package rdb): a payload from Redis's DUMP restores in
 // Cairn and one from Cairn's in Redis, so MIGRATE and migration tools
-// that copy keys with DUMP/RESTORE work in both directions for strings.
+// that copy keys with DUMP/RESTORE work in both directions for strings
+// and hashes.
 
 func init() {
 	register(
@@ -22,15 +24,29 @@ func init() {
 
 func cmdDump(c *Ctx) {
 	key := c.Args[1]
-	k, ok := c.lookupString(key)
+	unlock := c.lock(key)
+	defer unlock()
+	k, ok := c.read(key)
 	if !ok {
 		return
 	}
-	if !k.live {
+	c.lookedUp(key, k.live)
+	switch {
+	case !k.live:
 		c.W.NullBulk()
-		return
+	case k.m.Type == storage.TypeHash:
+		var pairs [][2][]byte
+		if c.fields(&k.m, func(f, v []byte) bool {
+			pairs = append(pairs, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+			return true
+		}) {
+			c.W.Bulk(rdb.EncodeHash(pairs))
+		}
+	default:
+		if c.loadValue(key, &k) {
+			c.W.Bulk(rdb.EncodeString(k.m.Value))
+		}
 	}
-	c.W.Bulk(rdb.EncodeString(k.m.Value))
 }
 
 // cmdRestore follows Redis 7.0's order: options, the existing key, the
@@ -101,13 +117,13 @@ func cmdRestore(c *Ctx) {
 		c.W.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	value, err := rdb.DecodeString(c.Args[3], c.maxBulk())
+	value, err := rdb.Decode(c.Args[3], c.maxBulk())
 	switch {
 	case errors.Is(err, rdb.ErrChecksum):
 		c.W.Error("ERR DUMP payload version or checksum are wrong")
 		return
 	case errors.Is(err, rdb.ErrUnsupportedType):
-		c.W.Error("ERR Bad data format: Cairn restores strings only")
+		c.W.Error("ERR Bad data format: Cairn restores strings and hashes only")
 		return
 	case err != nil:
 		c.W.Error("ERR Bad data format")
@@ -125,7 +141,31 @@ func cmdRestore(c *Ctx) {
 		return
 	}
 	k.live = false // a replaced key is deleted first: the new one publishes "new"
-	if c.putKey(storage.CmdRestore, key, &k, storage.Metadata{Type: storage.TypeString, Value: value, ExpireAt: ttl}, notify.CodeRestore) {
+	if value.Type == rdb.TypeHash {
+		if c.restoreHash(key, &k, value.Hash, ttl) {
+			c.W.OK()
+		}
+		return
+	}
+	if c.putKey(storage.CmdRestore, key, &k, storage.Metadata{Type: storage.TypeString, Value: value.String, ExpireAt: ttl}, notify.CodeRestore) {
 		c.W.OK()
 	}
+}
+
+// restoreHash commits RESTORE's write of a new hash of the field-value
+// pairs at key (k: its state, made not live), expiring at ttl (0: never).
+// Its encoding follows its contents, as Redis's loading does.
+func (c *Ctx) restoreHash(key []byte, k *keyState, pairs [][2][]byte, ttl int64) bool {
+	m := storage.Metadata{Type: storage.TypeHash, Version: storage.NewHashID(), ExpireAt: ttl, Size: uint64(len(pairs))}
+	b := c.newBatch(storage.TypeHash, storage.CmdRestore)
+	for _, p := range pairs {
+		v := p[1]
+		if v == nil {
+			v = []byte{} // an empty value, not a deletion
+		}
+		b.PutField(c.ns(), m.Version, p[0], v)
+		m.Flags = grownHash(&m, p[0], v)
+	}
+	c.put(b, key, k, m, notify.CodeRestore)
+	return c.commit(b)
 }
