@@ -511,6 +511,12 @@ func cmdHScan(c *Ctx) {
 	if !ok {
 		return
 	}
+	if !k.live { // before the options, as in Redis
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
+		return
+	}
 	count := int64(10)
 	var pattern []byte
 	for i := 3; i < len(c.Args); i += 2 {
@@ -538,34 +544,32 @@ func cmdHScan(c *Ctx) {
 	}
 	var pairs [][]byte
 	next := uint64(0)
-	if k.live {
-		whole := hashEncoding(&k.m) == "listpack"
-		var start []byte
-		if cursor != 0 && !whole {
-			start = c.Env.cursors.resume(hscanScope(c.ns(), key), cursor)
+	whole := hashEncoding(&k.m) == "listpack"
+	var start []byte
+	if cursor != 0 && !whole {
+		start = c.Env.cursors.resume(hscanScope(c.ns(), key), cursor)
+	}
+	examined := int64(0)
+	var last []byte
+	more := false
+	err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
+		if !whole && examined == count {
+			more = true
+			return false
 		}
-		examined := int64(0)
-		var last []byte
-		more := false
-		err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
-			if !whole && examined == count {
-				more = true
-				return false
-			}
-			examined++
-			last = append(last[:0], f...)
-			if pattern == nil || glob.Match(pattern, f, false) {
-				pairs = append(pairs, bytes.Clone(f), bytes.Clone(v))
-			}
-			return true
-		})
-		if err != nil {
-			c.storageError(err)
-			return
+		examined++
+		last = append(last[:0], f...)
+		if pattern == nil || glob.Match(pattern, f, false) {
+			pairs = append(pairs, bytes.Clone(f), bytes.Clone(v))
 		}
-		if more {
-			next = c.Env.cursors.save(hscanScope(c.ns(), key), append(last, 0))
-		}
+		return true
+	})
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if more {
+		next = c.Env.cursors.save(hscanScope(c.ns(), key), append(last, 0))
 	}
 	c.W.Array(2)
 	c.W.BulkString(strconv.FormatUint(next, 10))

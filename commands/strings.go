@@ -652,12 +652,24 @@ func cmdIncrByFloat(c *Ctx) {
 // keys are read before the options are parsed; a missing key is "".
 func cmdLCS(c *Ctx) {
 	var vals [2][]byte
+	var ks [2]keyState
 	for i, key := range c.Args[1:3] {
-		k, ok := c.lookupString(key)
+		k, ok := c.read(key)
 		if !ok {
 			return
 		}
-		vals[i] = k.m.Value
+		c.lookedUp(key, k.live)
+		ks[i] = k
+	}
+	for i, key := range c.Args[1:3] {
+		if ks[i].live && ks[i].m.Type != storage.TypeString {
+			c.W.Error("ERR The specified keys must contain string values")
+			return
+		}
+		if !c.loadValue(key, &ks[i]) {
+			return
+		}
+		vals[i] = ks[i].m.Value
 	}
 	var getLen, getIdx, withMatchLen bool
 	minMatchLen := int64(0)
