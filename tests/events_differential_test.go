@@ -489,6 +489,9 @@ var evExpiring = []func(k string) [][]string{
 	func(k string) [][]string {
 		return [][]string{{"SET", k, "1", "PX", "1500"}, {"APPEND", k, "2"}, {"INCRBYFLOAT", k, "0.5"}, {"SETRANGE", k, "0", "3"}}
 	},
+	func(k string) [][]string {
+		return [][]string{{"HSET", k, "a", "1", "b", "2"}, {"PEXPIRE", k, "1500"}, {"HINCRBY", k, "a", "1"}, {"HDEL", k, "b"}}
+	},
 }
 
 // evInMs returns the Unix time in milliseconds d milliseconds from now.
@@ -551,6 +554,14 @@ var evLazyAccesses = [][][]string{
 	{{"BITFIELD_RO", "$", "GET", "u8", "0"}},
 	{{"DUMP", "$"}},
 	{{"RESTORE", "$", "0", string(rdb.EncodeString([]byte("restored")))}},
+	{{"HSET", "$", "f", "v"}},
+	{{"HGET", "$", "f"}},
+	{{"HLEN", "$"}},
+	{{"HGETALL", "$"}},
+	{{"HDEL", "$", "a"}},
+	{{"HINCRBY", "$", "a", "1"}},
+	{{"HINCRBYFLOAT", "$", "a", "1.5"}},
+	{{"HSCAN", "$", "0"}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -584,6 +595,10 @@ func (r *evRun) lazyExpiry() {
 		set := []string{"SET", k, "v", "PX", strconv.Itoa(evLazyTTLMs)}
 		if i%3 == 1 {
 			set = []string{"PSETEX", k, strconv.Itoa(evLazyTTLMs), "v"}
+		}
+		if strings.HasPrefix(acc[0][0], "H") { // a hash for the hash commands
+			r.do("lazy-setup", i, []string{k}, []string{"HSET", k, "a", "1", "f", "v"}, []string{"PEXPIRE", k, strconv.Itoa(evLazyTTLMs)})
+			continue
 		}
 		r.do("lazy-setup", i, []string{k}, set)
 	}
@@ -1343,6 +1358,35 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{"RESTORE", "restore:" + strconv.Itoa(g.rng.IntN(3)), "0", g.restorePayload(), "REPLACE"}, 1)
 	}},
+	// Hashes, over the same keys: hset, hdel (and del with the last
+	// field), hincrby, hincrbyfloat, and WRONGTYPE errors publishing
+	// nothing.
+	{5, func(g *evGen) ([]string, []string) {
+		args := []string{g.pick([]string{"HSET", "HSET", "HMSET"}), g.key()}
+		for n := 1 + g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.pick(evFields), g.value())
+		}
+		return evOne(args, 1)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"HSETNX", g.key(), g.pick(evFields), g.value()}, 1)
+	}},
+	{4, func(g *evGen) ([]string, []string) {
+		args := []string{"HDEL", g.key()}
+		for n := 1 + g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.pick(evFields))
+		}
+		return evOne(args, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"HINCRBY", g.key(), g.pick(evFields), g.pick(evIncrArgs)}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"HINCRBYFLOAT", g.key(), g.pick(evFields), g.pick(evFloatArgs)}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{g.pick([]string{"HGET", "HLEN", "HGETALL", "HEXISTS", "HRANDFIELD"}), g.key(), g.pick(evFields)}[:2+g.rng.IntN(2)], 1)
+	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
 	// miss and publishes keymiss for such a key, which makes the stream
@@ -1353,11 +1397,19 @@ var evBuilders = []evBuilder{
 	}},
 }
 
+// evFields are the hash fields of the stream.
+var evFields = []string{"a", "b", "c"}
+
 // restorePayload returns a DUMP payload of a random value, Cairn's or
-// Redis's encoding.
+// Redis's encoding, a string or a hash.
 func (g *evGen) restorePayload() string {
-	if g.chance(0.2) {
+	switch x := g.rng.IntN(10); {
+	case x < 2:
 		return g.pick(redisDumps)
+	case x < 3:
+		return g.pick(redisHashDumps())
+	case x < 5:
+		return string(rdb.EncodeHash([][2][]byte{{[]byte(g.pick(evFields)), []byte(g.value())}}))
 	}
 	return string(rdb.EncodeString([]byte(g.value())))
 }
