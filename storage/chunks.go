@@ -353,9 +353,11 @@ var ErrValueCheck = errors.New("storage: value records inconsistent")
 
 // CheckValues checks, on one snapshot of the database, that every chunk
 // record belongs to a chunked value some key's metadata names and lies
-// within its length, and reports how many chunk records there are. Tests
-// call it (DEBUG CHECK-VALUES) to prove that no write leaves chunks
-// behind; it reads every metadata and chunk record.
+// within its length, and that every hash has as many field records as
+// its metadata counts and no field record belongs to no hash; it reports
+// how many chunk records there are. Tests call it (DEBUG CHECK-VALUES)
+// to prove that no write leaves records behind; it reads every metadata,
+// chunk and field record.
 func (e *Engine) CheckValues() (chunks int, err error) {
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
@@ -365,7 +367,8 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		ns string
 		id uint64
 	}
-	sizes := map[value]uint64{}
+	sizes := map[value]uint64{}  // chunked values' lengths
+	hashes := map[value]uint64{} // hashes' field counts
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -388,13 +391,39 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		if err != nil {
 			return fmt.Errorf("storage: key %q: %w", key, err)
 		}
-		if m.Chunked() {
+		switch {
+		case m.Chunked():
 			sizes[value{string(ns), m.Version}] = m.Size
+		case m.Type == TypeHash:
+			if _, dup := hashes[value{string(ns), m.Version}]; dup {
+				return fmt.Errorf("%w: two hashes in namespace %q have ID %x", ErrValueCheck, ns, m.Version)
+			}
+			hashes[value{string(ns), m.Version}] = m.Size
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
+	}
+	fields := map[value]uint64{}
+	err = scan(prefixSubkey, func(k, _ []byte) error {
+		if len(k) < 2 || len(k) < 2+int(k[1])+8 {
+			return fmt.Errorf("%w: field key %q", ErrValueCheck, k)
+		}
+		h := value{string(k[2 : 2+k[1]]), binary.BigEndian.Uint64(k[2+k[1]:])}
+		if _, ok := hashes[h]; !ok {
+			return fmt.Errorf("%w: field %q of hash %x in namespace %q belongs to no key", ErrValueCheck, k[2+int(k[1])+8:], h.id, h.ns)
+		}
+		fields[h]++
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for h, n := range hashes {
+		if fields[h] != n {
+			return 0, fmt.Errorf("%w: hash %x in namespace %q counts %d fields and has %d", ErrValueCheck, h.id, h.ns, n, fields[h])
+		}
 	}
 	err = scan(prefixChunk, func(k, v []byte) error {
 		chunks++
