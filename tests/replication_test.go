@@ -105,7 +105,7 @@ type keyState struct {
 }
 
 // snapshot reads every key of the client's keyspace: SCAN, then TYPE, GET
-// and PEXPIRETIME of each.
+// (HGETALL of a hash) and PEXPIRETIME of each.
 func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 	t.Helper()
 	cx := ctx(t)
@@ -136,12 +136,22 @@ func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 			vals[i] = pipe.Get(cx, k)
 			exps[i] = pipe.Do(cx, "PEXPIRETIME", k)
 		}
-		if _, err := pipe.Exec(cx); err != nil && !errors.Is(err, redis.Nil) {
+		// GET of a hash fails with WRONGTYPE: HGETALL reads it below.
+		if _, err := pipe.Exec(cx); err != nil && !errors.Is(err, redis.Nil) && !strings.HasPrefix(err.Error(), "WRONGTYPE") {
 			t.Fatalf("reading keys: %v", err)
 		}
 		for i, k := range chunk {
 			exp, _ := exps[i].Int64()
 			out[k] = keyState{typ: types[i].Val(), val: vals[i].Val(), expireAt: exp}
+			if types[i].Val() == "hash" {
+				h, err := c.HGetAll(cx, k).Result()
+				if err != nil {
+					t.Fatalf("HGETALL %q: %v", k, err)
+				}
+				st := out[k]
+				st.val = fmt.Sprint(h) // fmt prints maps sorted by key
+				out[k] = st
+			}
 		}
 	}
 	return out
@@ -179,14 +189,15 @@ func compareData(t *testing.T, what string, primary, replica *redis.Client) {
 }
 
 // writeMix runs n writes under prefix: SETs (some binary, some with a
-// TTL), DELs, INCRs, APPENDs, PEXPIREs and MSETs, pipelined.
+// TTL), DELs, INCRs, APPENDs, PEXPIREs, MSETs and hash writes (HSET,
+// HINCRBY, HDEL), pipelined.
 func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 	t.Helper()
 	cx := ctx(t)
 	key := func(i int) string { return fmt.Sprintf("%s:%d", prefix, i) }
 	pipe := c.Pipeline()
 	for i := 0; i < n; i++ {
-		switch i % 10 {
+		switch i % 12 {
 		case 0, 1, 2:
 			pipe.Set(cx, key(i), fmt.Sprintf("v%d", i*7), 0)
 		case 3:
@@ -203,6 +214,14 @@ func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 			pipe.PExpire(cx, key(i-6), 500*time.Second)
 		case 9:
 			pipe.MSet(cx, key(i), "m", fmt.Sprintf("%s:m:%d", prefix, i), "n")
+		case 10:
+			pipe.HSet(cx, key(i), "a", i, "b", "x\x00y", "c", key(i))
+		case 11:
+			pipe.HIncrBy(cx, key(i-1), "a", 5)
+			pipe.HDel(cx, key(i-1), "b")
+			if i%24 == 11 {
+				pipe.PExpire(cx, key(i-1), 500*time.Second)
+			}
 		}
 		if i%100 == 99 || i == n-1 {
 			if _, err := pipe.Exec(cx); err != nil {
