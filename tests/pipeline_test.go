@@ -42,7 +42,8 @@ func TestPipelinedWritesMatchRedis(t *testing.T) {
 			if name := strings.ToUpper(args[0]); name == "TTL" || name == "PTTL" {
 				continue
 			}
-			if replies[0][j] != replies[1][j] {
+			// Hash replies may list fields in another order (diffKindOf).
+			if replies[0][j] != replies[1][j] && diffCompare(diffKindOf(args), diffParse(replies[0][j]), diffParse(replies[1][j])) != "" {
 				t.Fatalf("pipeline %d, request %d %q: cairn %q, redis %q", pipelines, j, args, replies[0][j], replies[1][j])
 			}
 		}
