@@ -164,7 +164,7 @@ func (c *Ctx) restoreHash(key []byte, k *keyState, pairs [][2][]byte, ttl int64)
 			v = []byte{} // an empty value, not a deletion
 		}
 		b.PutField(c.ns(), m.Version, p[0], v)
-		m.Flags = grownHash(&m, p[0], v)
+		m.Flags = c.grownHash(&m, p[0], v)
 	}
 	c.put(b, key, k, m, notify.CodeRestore)
 	return c.commit(b)

@@ -41,16 +41,11 @@ func init() {
 }
 
 // Redis keeps a hash as a listpack while it has at most
-// hashMaxListpackEntries fields, none longer than hashMaxListpackValue
-// bytes, nor a value; past either it converts the hash to a hash table
-// for good (storage.FlagHashTable), which OBJECT ENCODING reports and
-// which decides whether HSCAN returns the whole hash at once. These are
-// redis-server's built-in defaults of hash-max-listpack-entries and
-// -value (the redis.conf Redis ships sets 128 entries).
-const (
-	hashMaxListpackEntries = 512
-	hashMaxListpackValue   = 64
-)
+// hash-max-listpack-entries fields, none longer than
+// hash-max-listpack-value bytes, nor a value; past either it converts the
+// hash to a hash table for good (storage.FlagHashTable), which OBJECT
+// ENCODING reports and which decides whether HSCAN returns the whole hash
+// at once. Cairn's storage is the same either way.
 
 // hashEncoding returns the OBJECT ENCODING of the hash m.
 func hashEncoding(m *storage.Metadata) string {
@@ -62,9 +57,10 @@ func hashEncoding(m *storage.Metadata) string {
 
 // grownHash returns m's flags after a write of a field f with value v
 // that leaves m.Size fields: a hash table once a listpack would be too
-// long.
-func grownHash(m *storage.Metadata, f, v []byte) byte {
-	if len(f) > hashMaxListpackValue || len(v) > hashMaxListpackValue || m.Size > hashMaxListpackEntries {
+// long (hash-max-listpack-entries and -value).
+func (c *Ctx) grownHash(m *storage.Metadata, f, v []byte) byte {
+	maxLen := c.Env.Config.Int("hash-max-listpack-value")
+	if int64(len(f)) > maxLen || int64(len(v)) > maxLen || int64(m.Size) > c.Env.Config.Int("hash-max-listpack-entries") {
 		return m.Flags | storage.FlagHashTable
 	}
 	return m.Flags
@@ -188,7 +184,7 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 	b := c.newBatch(storage.TypeHash, cmd)
 	for i := 2; i < len(c.Args); i += 2 {
 		b.PutField(c.ns(), m.Version, c.Args[i], c.Args[i+1])
-		m.Flags = grownHash(&m, c.Args[i], c.Args[i+1])
+		m.Flags = c.grownHash(&m, c.Args[i], c.Args[i+1])
 	}
 	c.put(b, key, &k, m, notify.CodeHSet)
 	return added, c.commit(b)
@@ -212,7 +208,7 @@ func cmdHSetNX(c *Ctx) {
 		}
 	}
 	m.Size++
-	m.Flags = grownHash(&m, f, v)
+	m.Flags = c.grownHash(&m, f, v)
 	b := c.newBatch(storage.TypeHash, storage.CmdHSetNX)
 	b.PutField(c.ns(), m.Version, f, v)
 	c.put(b, key, &k, m, notify.CodeHSet)
@@ -447,7 +443,7 @@ func (c *Ctx) putField(cmd storage.Command, key []byte, k *keyState, m storage.M
 	if !existed {
 		m.Size++
 	}
-	m.Flags = grownHash(&m, f, v)
+	m.Flags = c.grownHash(&m, f, v)
 	b := c.newBatch(storage.TypeHash, cmd)
 	b.PutField(c.ns(), m.Version, f, v)
 	c.put(b, key, k, m, code)

@@ -199,6 +199,14 @@ var options = []Option{
 		Doc: "Milliseconds a Lua script may run before other clients' commands get BUSY (SCRIPT KILL stops a script that has not written).",
 	},
 	{
+		Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Fields up to which OBJECT ENCODING reports a hash as listpack (and HSCAN returns it whole), as redis-server holds it; past it, hashtable for good.",
+	},
+	{
+		Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Kind: KindMemory, Default: "64", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Longest field or value of a hash OBJECT ENCODING reports as listpack; a longer one makes it hashtable for good.",
+	},
+	{
 		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
 	},
