@@ -35,7 +35,11 @@ func init() {
 // (redis-cli --memkeys). SAMPLES is parsed as Redis parses it and, with
 // strings only, changes nothing. Like Redis, the lookup counts no hit or
 // miss and finds a key that has expired but is not yet deleted.
+// cmdMemoryUsage reports the bytes a key takes in storage
+// (storage.StoredSize); a hash's fields are estimated, as Redis estimates
+// a collection's, from SAMPLES of them (default 5, 0: all).
 func cmdMemoryUsage(c *Ctx) {
+	samples := int64(5)
 	for j := 3; j < len(c.Args); j++ {
 		if keyword(c.Args[j]) != "samples" || j+1 >= len(c.Args) {
 			c.W.Error(errSyntax)
@@ -49,9 +53,12 @@ func cmdMemoryUsage(c *Ctx) {
 			c.W.Error(errSyntax)
 			return
 		}
+		samples = n
 		j++
 	}
-	k, ok := c.read(c.Args[2])
+	key := c.Args[2]
+	defer c.lock(key)()
+	k, ok := c.read(key)
 	if !ok {
 		return
 	}
@@ -59,7 +66,21 @@ func cmdMemoryUsage(c *Ctx) {
 		c.W.NullBulk()
 		return
 	}
-	c.W.Int(storage.StoredSize(c.ns(), c.Args[2], &k.m))
+	n := storage.StoredSize(c.ns(), key, &k.m)
+	if k.m.Type == storage.TypeHash {
+		var seen, bytes int64
+		if !c.fields(&k.m, func(f, v []byte) bool {
+			seen++
+			bytes += storage.FieldSize(c.ns(), f, v)
+			return samples == 0 || seen < samples
+		}) {
+			return
+		}
+		if seen > 0 {
+			n += bytes * int64(k.m.Size) / seen
+		}
+	}
+	c.W.Int(n)
 }
 
 // cmdMemoryPurge returns to the system the memory the Go runtime holds

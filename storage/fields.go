@@ -39,6 +39,12 @@ func (b *Batch) PutField(ns string, id uint64, f, v []byte) {
 	b.putSubkey(fieldKey(make([]byte, 0, 11+len(ns)+len(f)), ns, id, f), v)
 }
 
+// FieldSize returns the bytes a field record of f and v takes in ns
+// before Pebble compresses it, for MEMORY USAGE.
+func FieldSize(ns string, f, v []byte) int64 {
+	return int64(len(fieldKey(nil, ns, 0, f)) + len(v))
+}
+
 // rangeDropFields is the field count from which dropFields deletes a
 // hash's records with one range deletion rather than one deletion each:
 // below it, point deletions keep Pebble's range deletions, which its
