@@ -13,8 +13,9 @@ import (
 
 // Hashes keep each field in a record of its own (storage.Batch.PutField),
 // so a command reads and writes the fields it names, not the whole hash.
-// Every hash command holds the key's lock, so that the metadata and the
-// fields it reads come from the same write.
+// A hash command holds the key's lock, so that the metadata and the
+// fields it reads come from the same write, unless it reads one field
+// (lookupHash).
 
 func init() {
 	h := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
@@ -78,10 +79,17 @@ func (c *Ctx) readHash(key []byte) (k keyState, ok bool) {
 
 // lookupHash is readHash for a command that reads key as Redis's
 // lookupKeyRead does: a keyspace hit or miss (and keymiss) before the
-// type check. It takes the key's lock, which unlock releases (the caller
-// defers it, whatever ok is).
-func (c *Ctx) lookupHash(key []byte) (k keyState, unlock func(), ok bool) {
-	unlock = c.lock(key)
+// type check. With locked it takes the key's lock, which unlock releases
+// (the caller defers it, whatever ok is), for a command that reads
+// several fields or the metadata and fields together. A command that
+// reads one field needs none: if the hash it found is replaced before it
+// reads the field, the field is gone (deleted with the hash), and a
+// missing key was the state in between.
+func (c *Ctx) lookupHash(key []byte, locked bool) (k keyState, unlock func(), ok bool) {
+	unlock = func() {}
+	if locked {
+		unlock = c.lock(key)
+	}
 	if k, ok = c.read(key); !ok {
 		return k, unlock, false
 	}
@@ -218,7 +226,7 @@ func cmdHSetNX(c *Ctx) {
 }
 
 func cmdHGet(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], false)
 	defer unlock()
 	if !ok {
 		return
@@ -238,7 +246,7 @@ func cmdHGet(c *Ctx) {
 }
 
 func cmdHMGet(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], true)
 	defer unlock()
 	if !ok {
 		return
@@ -314,7 +322,7 @@ func cmdHDel(c *Ctx) {
 }
 
 func cmdHLen(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], false)
 	defer unlock()
 	if !ok {
 		return
@@ -327,7 +335,7 @@ func cmdHLen(c *Ctx) {
 }
 
 func cmdHStrLen(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], false)
 	defer unlock()
 	if !ok {
 		return
@@ -344,7 +352,7 @@ func cmdHStrLen(c *Ctx) {
 }
 
 func cmdHExists(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], false)
 	defer unlock()
 	if !ok {
 		return
@@ -457,7 +465,7 @@ func cmdHVals(c *Ctx)   { replyHash(c, false, true) }
 // replyHash replies with the hash's fields, values or both (a map in
 // RESP3), in field order.
 func replyHash(c *Ctx, fields, values bool) {
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], true)
 	defer unlock()
 	if !ok {
 		return
@@ -502,7 +510,7 @@ func cmdHScan(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	k, unlock, ok := c.lookupHash(key)
+	k, unlock, ok := c.lookupHash(key, true)
 	defer unlock()
 	if !ok {
 		return
@@ -605,7 +613,7 @@ func cmdHRandField(c *Ctx) {
 			}
 		}
 	}
-	k, unlock, ok := c.lookupHash(c.Args[1])
+	k, unlock, ok := c.lookupHash(c.Args[1], true)
 	defer unlock()
 	if !ok {
 		return

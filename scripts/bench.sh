@@ -42,13 +42,25 @@ ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
 median() { python3 -c 'import statistics, sys; print(round(statistics.median(float(x) for x in sys.argv[1:])))' "$@"; }
 
+# rps_cmd port args... -> requests per second of redis-benchmark running
+# the command its arguments end with (its CSV row names the command)
+rps_cmd() {
+	local port=$1; shift
+	taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" --csv "$@" 2>/dev/null |
+		awk -F, 'NR == 2 {gsub(/"/,"",$2); print $2}'
+}
+
 # pair cairn-port redis-port test args... -> "cairn-median redis-median"
-pair() {
-	local cport=$1 rport=$2; shift 2
+pair() { pair_of rps "$@"; }
+
+# pair_of measure cairn-port redis-port args... -> pair with measure
+# (rps or rps_cmd) taking the port and args
+pair_of() {
+	local measure=$1 cport=$2 rport=$3; shift 3
 	local cs=() rs=()
 	for _ in $(seq 1 "$RUNS"); do
-		cs+=("$(rps "$cport" "$@")")
-		rs+=("$(rps "$rport" "$@")")
+		cs+=("$("$measure" "$cport" "$@")")
+		rs+=("$("$measure" "$rport" "$@")")
 	done
 	echo "$(median "${cs[@]}") $(median "${rs[@]}")"
 }
@@ -64,6 +76,14 @@ for pipeline in 1 16; do
 		target="≥ 0.8"; [ "$pipeline" = 16 ] && target="≥ 0.5"
 		echo "| ${t^^} -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | $target |"
 	done
+done
+# Hashes: redis-benchmark's HSET writes random fields of one hash, a hot
+# key whose writes (and their commits) take turns; HGET reads them.
+for pipeline in 1 16; do
+	read -r c r < <(pair "$cp" "$rp" hset -c 50 -n "$N" -r 100000 -P "$pipeline")
+	echo "| HSET -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -r 100000 -P "$pipeline" hget myhash element:__rand_int__)
+	echo "| HGET myhash element:__rand_int__ -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 done
 stop "$cp"; stop "$rp"
 
