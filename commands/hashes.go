@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/cairnkv/cairn/glob"
@@ -126,6 +127,15 @@ func (c *Ctx) field(m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
 	return v, found, true
 }
 
+// liveField is field for a key that may not hold a hash yet (k: its
+// state): a new hash has no fields.
+func (c *Ctx) liveField(k *keyState, m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
+	if !k.live {
+		return nil, false, true
+	}
+	return c.field(m, f)
+}
+
 // fields calls fn with each field of the hash m and its value, in byte
 // order, until it returns false; on a storage error it replies and
 // returns false.
@@ -178,11 +188,9 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 			continue
 		}
 		seen[string(f)] = true
-		found := false
-		if k.live {
-			if _, found, ok = c.field(&m, f); !ok {
-				return 0, false
-			}
+		_, found, ok := c.liveField(&k, &m, f)
+		if !ok {
+			return 0, false
 		}
 		if !found {
 			added++
@@ -205,15 +213,13 @@ func cmdHSetNX(c *Ctx) {
 	if !ok {
 		return
 	}
-	if k.live {
-		_, found, ok := c.field(&m, f)
-		if !ok {
-			return
-		}
-		if found {
-			c.W.Int(0)
-			return
-		}
+	_, found, ok := c.liveField(&k, &m, f)
+	if !ok {
+		return
+	}
+	if found {
+		c.W.Int(0)
+		return
 	}
 	m.Size++
 	m.Flags = c.grownHash(&m, f, v)
@@ -340,15 +346,10 @@ func cmdHStrLen(c *Ctx) {
 	if !ok {
 		return
 	}
-	n := 0
-	if k.live {
-		v, _, ok := c.field(&k.m, c.Args[2])
-		if !ok {
-			return
-		}
-		n = len(v)
+	v, _, ok := c.liveField(&k, &k.m, c.Args[2])
+	if ok {
+		c.W.Int(int64(len(v)))
 	}
-	c.W.Int(int64(n))
 }
 
 func cmdHExists(c *Ctx) {
@@ -357,15 +358,12 @@ func cmdHExists(c *Ctx) {
 	if !ok {
 		return
 	}
-	found := false
-	if k.live {
-		if _, found, ok = c.field(&k.m, c.Args[2]); !ok {
-			return
-		}
-	}
-	if found {
+	_, found, ok := c.liveField(&k, &k.m, c.Args[2])
+	switch {
+	case !ok:
+	case found:
 		c.W.Int(1)
-	} else {
+	default:
 		c.W.Int(0)
 	}
 }
@@ -381,17 +379,15 @@ func cmdHIncrBy(c *Ctx) {
 	if !ok {
 		return
 	}
-	cur, found := int64(0), false
-	if k.live {
-		var v []byte
-		if v, found, ok = c.field(&m, f); !ok {
+	v, found, ok := c.liveField(&k, &m, f)
+	if !ok {
+		return
+	}
+	cur := int64(0)
+	if found {
+		if cur, ok = parseInt(v); !ok {
+			c.W.Error("ERR hash value is not an integer")
 			return
-		}
-		if found {
-			if cur, ok = parseInt(v); !ok {
-				c.W.Error("ERR hash value is not an integer")
-				return
-			}
 		}
 	}
 	if (incr < 0 && cur < 0 && incr < math.MinInt64-cur) || (incr > 0 && cur > 0 && incr > math.MaxInt64-cur) {
@@ -420,17 +416,15 @@ func cmdHIncrByFloat(c *Ctx) {
 	if !ok {
 		return
 	}
-	cur, found := newLongDouble(), false
-	if k.live {
-		var v []byte
-		if v, found, ok = c.field(&m, f); !ok {
+	v, found, ok := c.liveField(&k, &m, f)
+	if !ok {
+		return
+	}
+	cur := newLongDouble()
+	if found {
+		if cur, ok = parseLongDouble(v); !ok {
+			c.W.Error("ERR hash value is not a float")
 			return
-		}
-		if found {
-			if cur, ok = parseLongDouble(v); !ok {
-				c.W.Error("ERR hash value is not a float")
-				return
-			}
 		}
 	}
 	sum, ok := addLongDouble(cur, incr)
@@ -438,7 +432,7 @@ func cmdHIncrByFloat(c *Ctx) {
 		c.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	v := formatLongDouble(sum)
+	v = formatLongDouble(sum)
 	if c.putField(storage.CmdHIncrByFloat, key, &k, m, f, v, found, notify.CodeHIncrByFloat) {
 		c.W.Bulk(v)
 	}
@@ -585,8 +579,8 @@ func cmdHScan(c *Ctx) {
 
 // cmdHRandField follows Redis 7.0: without a count, one field (or a
 // null); with a positive count, that many distinct fields at most; with a
-// negative one, that many fields, repeats allowed. It reads the whole
-// hash.
+// negative one, that many fields, repeats allowed. It reads the fields
+// once, up to the last it picks, and holds only those it picks.
 func cmdHRandField(c *Ctx) {
 	withValues, hasCount := false, len(c.Args) >= 3
 	var count int64
@@ -626,39 +620,75 @@ func cmdHRandField(c *Ctx) {
 		}
 		return
 	}
-	var pairs [][2][]byte
+	size := int64(k.m.Size)
+	switch {
+	case hasCount && count == 0:
+		c.W.Array(0)
+		return
+	case count < -maxRandomFields:
+		c.errorf("ERR count is out of range: Cairn returns at most %d repeated fields", int64(maxRandomFields))
+		return
+	case size <= 0:
+		c.W.Error(errHashInconsistent)
+		return
+	}
+	// One pass over the fields picks them: at positions drawn beforehand
+	// (one, or -count with repeats), as a reservoir of count distinct
+	// ones, or all of them.
+	var draws []int64
+	switch {
+	case !hasCount:
+		draws = []int64{rand.Int64N(size)}
+	case count < 0:
+		draws = make([]int64, -count)
+		for i := range draws {
+			draws[i] = rand.Int64N(size)
+		}
+		slices.Sort(draws)
+	}
+	reservoir := hasCount && count > 0 && count < size
+	var picked [][2][]byte
+	pos := int64(0)
 	if !c.fields(&k.m, func(f, v []byte) bool {
-		pairs = append(pairs, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		defer func() { pos++ }()
+		switch {
+		case draws != nil:
+			if len(draws) > 0 && draws[0] == pos {
+				p := [2][]byte{bytes.Clone(f), bytes.Clone(v)}
+				for len(draws) > 0 && draws[0] == pos {
+					picked = append(picked, p)
+					draws = draws[1:]
+				}
+			}
+			return len(draws) > 0
+		case !reservoir:
+			picked = append(picked, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		case int64(len(picked)) < count:
+			picked = append(picked, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		default:
+			if j := rand.Int64N(pos + 1); j < count {
+				picked[j] = [2][]byte{bytes.Clone(f), bytes.Clone(v)}
+			}
+		}
 		return true
 	}) {
 		return
 	}
-	if len(pairs) == 0 { // the metadata counts fields that are not there
-		c.W.Error("ERR hash fields missing: the database is inconsistent")
+	if len(draws) > 0 || len(picked) == 0 {
+		c.W.Error(errHashInconsistent)
 		return
 	}
+	rand.Shuffle(len(picked), func(i, j int) { picked[i], picked[j] = picked[j], picked[i] })
 	if !hasCount {
-		c.W.Bulk(pairs[rand.IntN(len(pairs))][0])
+		c.W.Bulk(picked[0][0])
 		return
-	}
-	var picked [][2][]byte
-	switch {
-	case count < -maxRandomFields:
-		c.errorf("ERR count is out of range: Cairn returns at most %d repeated fields", int64(maxRandomFields))
-		return
-	case count < 0:
-		picked = make([][2][]byte, -count)
-		for i := range picked {
-			picked[i] = pairs[rand.IntN(len(pairs))]
-		}
-	case count >= int64(len(pairs)):
-		picked = pairs
-	default:
-		rand.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
-		picked = pairs[:count]
 	}
 	c.replyFieldPairs(picked, withValues)
 }
+
+// errHashInconsistent answers a read that finds fewer field records than
+// the hash's metadata counts (DEBUG CHECK-VALUES tells more).
+const errHashInconsistent = "ERR hash fields missing: the database is inconsistent"
 
 // maxRandomFields bounds HRANDFIELD's negative count, which Redis does
 // not bound: a count of -10^18 would otherwise build a reply of that

@@ -222,3 +222,87 @@ func TestHashExpiry(t *testing.T) {
 	checkValues(t, p, "on the primary after expiry")
 	checkValues(t, r, "on the replica after expiry")
 }
+
+// HRANDFIELD draws existing fields, distinct for a positive count, with
+// repeats for a negative one, and spread over the hash; HSCAN pages
+// through a hash too large for a listpack, every field once.
+func TestHashRandomFieldsAndScan(t *testing.T) {
+	n := StartCairn(t)
+	c, cx := n.Client(), ctx(t)
+	const size = 1000
+	args := []any{}
+	for i := range size {
+		args = append(args, fmt.Sprintf("f%04d", i), i)
+	}
+	must(t, c.HSet(cx, "h", args...).Err())
+	if enc := c.ObjectEncoding(cx, "h").Val(); enc != "hashtable" {
+		t.Fatalf("OBJECT ENCODING of %d fields: %s", size, enc)
+	}
+	exists := func(f string) bool { return len(f) == 5 && f[0] == 'f' && f[1:] < fmt.Sprintf("%04d", size) }
+	for range 20 {
+		fs, err := c.HRandFieldWithValues(cx, "h", 10).Result()
+		must(t, err)
+		seen := map[string]bool{}
+		for _, kv := range fs {
+			if !exists(kv.Key) || kv.Value != strconv.Itoa(mustAtoi(t, kv.Key[1:])) || seen[kv.Key] {
+				t.Fatalf("HRANDFIELD h 10 WITHVALUES: %v", fs)
+			}
+			seen[kv.Key] = true
+		}
+		if len(fs) != 10 {
+			t.Fatalf("HRANDFIELD h 10: %d fields", len(fs))
+		}
+	}
+	fs, err := c.HRandField(cx, "h", -2*size).Result()
+	must(t, err)
+	distinct := map[string]bool{}
+	for _, f := range fs {
+		if !exists(f) {
+			t.Fatalf("HRANDFIELD h -%d returned %q", 2*size, f)
+		}
+		distinct[f] = true
+	}
+	// 2,000 draws with repeats from 1,000 fields hit ~865 distinct ones.
+	if len(fs) != 2*size || len(distinct) < 700 {
+		t.Fatalf("HRANDFIELD h -%d: %d fields, %d distinct", 2*size, len(fs), len(distinct))
+	}
+	one := map[string]bool{}
+	for range 200 {
+		f, err := c.Do(cx, "HRANDFIELD", "h").Text()
+		must(t, err)
+		one[f] = true
+	}
+	if len(one) < 120 { // ~181 expected
+		t.Fatalf("200 HRANDFIELD h gave %d distinct fields", len(one))
+	}
+	seen := map[string]int{}
+	var cursor uint64
+	pages := 0
+	for {
+		kv, next, err := c.HScan(cx, "h", cursor, "", 100).Result()
+		must(t, err)
+		for i := 0; i < len(kv); i += 2 {
+			seen[kv[i]]++
+		}
+		pages++
+		if next == 0 {
+			break
+		}
+		cursor = next
+	}
+	if len(seen) != size || pages < 10 {
+		t.Fatalf("HSCAN COUNT 100: %d fields in %d pages", len(seen), pages)
+	}
+	for f, n := range seen {
+		if n != 1 {
+			t.Fatalf("HSCAN returned %s %d times", f, n)
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	must(t, err)
+	return n
+}
