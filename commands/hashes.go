@@ -3,20 +3,13 @@ package commands
 import (
 	"bytes"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 
-	"github.com/cairnkv/cairn/glob"
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
 )
 
-// Hashes keep each field in a record of its own (storage.Batch.PutField),
-// so a command reads and writes the fields it names, not the whole hash.
-// A hash command holds the key's lock, so that the metadata and the
-// fields it reads come from the same write, unless it reads one field
-// (lookupHash).
+// Hashes keep each field in a record of its own (collections.go).
 
 func init() {
 	h := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
@@ -68,93 +61,6 @@ func (c *Ctx) grownHash(m *storage.Metadata, f, v []byte) byte {
 	return m.Flags
 }
 
-// readHash returns the state of key, replying WRONGTYPE (and ok=false)
-// when it holds another type, or a storage error.
-func (c *Ctx) readHash(key []byte) (k keyState, ok bool) {
-	if k, ok = c.read(key); ok && k.live && k.m.Type != storage.TypeHash {
-		c.W.Error(errWrongType)
-		return k, false
-	}
-	return k, ok
-}
-
-// lookupHash is readHash for a command that reads key as Redis's
-// lookupKeyRead does: a keyspace hit or miss (and keymiss) before the
-// type check. With locked it takes the key's lock, which unlock releases
-// (the caller defers it, whatever ok is), for a command that reads
-// several fields or the metadata and fields together. A command that
-// reads one field needs none: if the hash it found is replaced before it
-// reads the field, the field is gone (deleted with the hash), and a
-// missing key was the state in between.
-func (c *Ctx) lookupHash(key []byte, locked bool) (k keyState, unlock func(), ok bool) {
-	unlock = func() {}
-	if locked {
-		unlock = c.lock(key)
-	}
-	if k, ok = c.read(key); !ok {
-		return k, unlock, false
-	}
-	c.lookedUp(key, k.live)
-	if k.live && k.m.Type != storage.TypeHash {
-		c.W.Error(errWrongType)
-		return k, unlock, false
-	}
-	return k, unlock, true
-}
-
-// lockedHash takes key's lock for a write and returns its state and the
-// metadata to write: the live hash's, or a new empty hash's.
-func (c *Ctx) lockedHash(key []byte) (k keyState, m storage.Metadata, unlock func(), ok bool) {
-	unlock = c.lock(key)
-	if k, ok = c.readHash(key); !ok {
-		return k, m, unlock, false
-	}
-	if k.live {
-		return k, k.m, unlock, true
-	}
-	return k, storage.Metadata{Type: storage.TypeHash, Version: storage.NewHashID()}, unlock, true
-}
-
-// field returns field f of the hash m (nil, false when it has none),
-// reading what the command's transaction wrote first. On a storage error
-// it replies and returns ok=false.
-func (c *Ctx) field(m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
-	v, found, err := c.Env.Store.GetField(c.batch(), c.ns(), m, f)
-	if err != nil {
-		c.storageError(err)
-		return nil, false, false
-	}
-	return v, found, true
-}
-
-// liveField is field for a key that may not hold a hash yet (k: its
-// state): a new hash has no fields.
-func (c *Ctx) liveField(k *keyState, m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
-	if !k.live {
-		return nil, false, true
-	}
-	return c.field(m, f)
-}
-
-// fields calls fn with each field of the hash m and its value, in byte
-// order, until it returns false; on a storage error it replies and
-// returns false.
-func (c *Ctx) fields(m *storage.Metadata, fn func(f, v []byte) bool) bool {
-	if err := c.Env.Store.ScanFields(c.batch(), c.ns(), m, nil, fn); err != nil {
-		c.storageError(err)
-		return false
-	}
-	return true
-}
-
-// discard drops b after a failed read, unless it is the shared batch of
-// EXEC or a pipelined group.
-func (c *Ctx) discard(b *storage.Batch) {
-	if c.txn == nil {
-		b.Discard()
-	}
-}
-
 func cmdHSet(c *Ctx) {
 	if added, ok := hsetGeneric(c, storage.CmdHSet); ok {
 		c.W.Int(added)
@@ -175,7 +81,7 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 		return 0, false
 	}
 	key := c.Args[1]
-	k, m, unlock, ok := c.lockedHash(key)
+	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
 	defer unlock()
 	if !ok {
 		return 0, false
@@ -208,7 +114,7 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 
 func cmdHSetNX(c *Ctx) {
 	key, f, v := c.Args[1], c.Args[2], c.Args[3]
-	k, m, unlock, ok := c.lockedHash(key)
+	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
 	defer unlock()
 	if !ok {
 		return
@@ -232,7 +138,7 @@ func cmdHSetNX(c *Ctx) {
 }
 
 func cmdHGet(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1], false)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
 	defer unlock()
 	if !ok {
 		return
@@ -252,7 +158,7 @@ func cmdHGet(c *Ctx) {
 }
 
 func cmdHMGet(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1], true)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, true)
 	defer unlock()
 	if !ok {
 		return
@@ -283,7 +189,7 @@ func cmdHDel(c *Ctx) {
 	key := c.Args[1]
 	unlock := c.lock(key)
 	defer unlock()
-	k, ok := c.readHash(key)
+	k, ok := c.readOf(key, storage.TypeHash)
 	if !ok {
 		return
 	}
@@ -328,7 +234,7 @@ func cmdHDel(c *Ctx) {
 }
 
 func cmdHLen(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1], false)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
 	defer unlock()
 	if !ok {
 		return
@@ -341,7 +247,7 @@ func cmdHLen(c *Ctx) {
 }
 
 func cmdHStrLen(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1], false)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
 	defer unlock()
 	if !ok {
 		return
@@ -353,7 +259,7 @@ func cmdHStrLen(c *Ctx) {
 }
 
 func cmdHExists(c *Ctx) {
-	k, unlock, ok := c.lookupHash(c.Args[1], false)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
 	defer unlock()
 	if !ok {
 		return
@@ -374,7 +280,7 @@ func cmdHIncrBy(c *Ctx) {
 	if !ok {
 		return
 	}
-	k, m, unlock, ok := c.lockedHash(key)
+	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
 	defer unlock()
 	if !ok {
 		return
@@ -411,7 +317,7 @@ func cmdHIncrByFloat(c *Ctx) {
 		c.W.Error("ERR value is NaN or Infinity")
 		return
 	}
-	k, m, unlock, ok := c.lockedHash(key)
+	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
 	defer unlock()
 	if !ok {
 		return
@@ -459,7 +365,7 @@ func cmdHVals(c *Ctx)   { replyHash(c, false, true) }
 // replyHash replies with the hash's fields, values or both (a map in
 // RESP3), in field order.
 func replyHash(c *Ctx, fields, values bool) {
-	k, unlock, ok := c.lookupHash(c.Args[1], true)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, true)
 	defer unlock()
 	if !ok {
 		return
@@ -491,96 +397,11 @@ func replyHash(c *Ctx, fields, values bool) {
 	}
 }
 
-// hscanScope is the scope of HSCAN cursors of key in ns, kept apart from
-// SCAN's in the server's cursor table.
-func hscanScope(ns string, key []byte) string { return ns + "\x00hscan\x00" + string(key) }
-
-// cmdHScan returns a listpack hash whole with cursor 0, as Redis does,
-// and a larger one COUNT fields at a time, in field order.
-func cmdHScan(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
-	if !ok {
-		c.W.Error("ERR invalid cursor")
-		return
-	}
-	key := c.Args[1]
-	k, unlock, ok := c.lookupHash(key, true)
-	defer unlock()
-	if !ok {
-		return
-	}
-	if !k.live { // before the options, as in Redis
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
-		return
-	}
-	count := int64(10)
-	var pattern []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		rest := len(c.Args) - i
-		switch opt := keyword(c.Args[i]); {
-		case opt == "count" && rest >= 2:
-			n, ok := c.intArg(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case opt == "match" && rest >= 2:
-			pattern = c.Args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		default:
-			c.W.Error(errSyntax)
-			return
-		}
-	}
-	var pairs [][]byte
-	next := uint64(0)
-	whole := hashEncoding(&k.m) == "listpack"
-	var start []byte
-	if cursor != 0 && !whole {
-		start = c.Env.cursors.resume(hscanScope(c.ns(), key), cursor)
-	}
-	examined := int64(0)
-	var last []byte
-	more := false
-	err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
-		if !whole && examined == count {
-			more = true
-			return false
-		}
-		examined++
-		last = append(last[:0], f...)
-		if pattern == nil || glob.Match(pattern, f, false) {
-			pairs = append(pairs, bytes.Clone(f), bytes.Clone(v))
-		}
-		return true
-	})
-	if err != nil {
-		c.storageError(err)
-		return
-	}
-	if more {
-		next = c.Env.cursors.save(hscanScope(c.ns(), key), append(last, 0))
-	}
-	c.W.Array(2)
-	c.W.BulkString(strconv.FormatUint(next, 10))
-	c.W.Array(len(pairs))
-	for _, p := range pairs {
-		c.W.Bulk(p)
-	}
-}
-
 // cmdHRandField follows Redis 7.0: without a count, one field (or a
 // null); with a positive count, that many distinct fields at most; with a
-// negative one, that many fields, repeats allowed. It reads the fields
-// once, up to the last it picks, and holds only those it picks.
+// negative one, that many fields, repeats allowed (randomMembers).
+func cmdHScan(c *Ctx) { scanMembers(c, storage.TypeHash, true) }
+
 func cmdHRandField(c *Ctx) {
 	withValues, hasCount := false, len(c.Args) >= 3
 	var count int64
@@ -607,7 +428,7 @@ func cmdHRandField(c *Ctx) {
 			}
 		}
 	}
-	k, unlock, ok := c.lookupHash(c.Args[1], true)
+	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, true)
 	defer unlock()
 	if !ok {
 		return
@@ -620,80 +441,20 @@ func cmdHRandField(c *Ctx) {
 		}
 		return
 	}
-	size := int64(k.m.Size)
-	switch {
-	case hasCount && count == 0:
+	if hasCount && count == 0 {
 		c.W.Array(0)
 		return
-	case count < -maxRandomFields:
-		c.errorf("ERR count is out of range: Cairn returns at most %d repeated fields", int64(maxRandomFields))
-		return
-	case size <= 0:
-		c.W.Error(errHashInconsistent)
+	}
+	picked, ok := c.randomMembers(&k, count, hasCount)
+	if !ok {
 		return
 	}
-	// One pass over the fields picks them: at positions drawn beforehand
-	// (one, or -count with repeats), as a reservoir of count distinct
-	// ones, or all of them.
-	var draws []int64
-	switch {
-	case !hasCount:
-		draws = []int64{rand.Int64N(size)}
-	case count < 0:
-		draws = make([]int64, -count)
-		for i := range draws {
-			draws[i] = rand.Int64N(size)
-		}
-		slices.Sort(draws)
-	}
-	reservoir := hasCount && count > 0 && count < size
-	var picked [][2][]byte
-	pos := int64(0)
-	if !c.fields(&k.m, func(f, v []byte) bool {
-		defer func() { pos++ }()
-		switch {
-		case draws != nil:
-			if len(draws) > 0 && draws[0] == pos {
-				p := [2][]byte{bytes.Clone(f), bytes.Clone(v)}
-				for len(draws) > 0 && draws[0] == pos {
-					picked = append(picked, p)
-					draws = draws[1:]
-				}
-			}
-			return len(draws) > 0
-		case !reservoir:
-			picked = append(picked, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
-		case int64(len(picked)) < count:
-			picked = append(picked, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
-		default:
-			if j := rand.Int64N(pos + 1); j < count {
-				picked[j] = [2][]byte{bytes.Clone(f), bytes.Clone(v)}
-			}
-		}
-		return true
-	}) {
-		return
-	}
-	if len(draws) > 0 || len(picked) == 0 {
-		c.W.Error(errHashInconsistent)
-		return
-	}
-	rand.Shuffle(len(picked), func(i, j int) { picked[i], picked[j] = picked[j], picked[i] })
 	if !hasCount {
 		c.W.Bulk(picked[0][0])
 		return
 	}
 	c.replyFieldPairs(picked, withValues)
 }
-
-// errHashInconsistent answers a read that finds fewer field records than
-// the hash's metadata counts (DEBUG CHECK-VALUES tells more).
-const errHashInconsistent = "ERR hash fields missing: the database is inconsistent"
-
-// maxRandomFields bounds HRANDFIELD's negative count, which Redis does
-// not bound: a count of -10^18 would otherwise build a reply of that
-// many fields in memory.
-const maxRandomFields = 1 << 24
 
 // replyFieldPairs replies with the fields of pairs, and with withValues
 // their values: flat in RESP2, as pairs in RESP3, as Redis's HRANDFIELD.

@@ -155,7 +155,7 @@ var rangeDropChunks uint32 = 64
 // rewrites).
 func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
 	switch {
-	case old != nil && old.Type == TypeHash:
+	case old != nil && old.HasMembers():
 		b.dropFields(ns, old)
 	case old == nil || !old.External():
 	case old.Chunked() && chunkCount(old.Size)-min(keep, chunkCount(old.Size)) >= rangeDropChunks:
@@ -353,8 +353,8 @@ var ErrValueCheck = errors.New("storage: value records inconsistent")
 
 // CheckValues checks, on one snapshot of the database, that every chunk
 // record belongs to a chunked value some key's metadata names and lies
-// within its length, and that every hash has as many field records as
-// its metadata counts and no field record belongs to no hash; it reports
+// within its length, and that every hash or set has as many field
+// records as its metadata counts and none belongs to no key; it reports
 // how many chunk records there are. Tests call it (DEBUG CHECK-VALUES)
 // to prove that no write leaves records behind; it reads every metadata,
 // chunk and field record.
@@ -368,7 +368,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		id uint64
 	}
 	sizes := map[value]uint64{}  // chunked values' lengths
-	hashes := map[value]uint64{} // hashes' field counts
+	hashes := map[value]uint64{} // hashes' and sets' field counts
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -394,9 +394,9 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		switch {
 		case m.Chunked():
 			sizes[value{string(ns), m.Version}] = m.Size
-		case m.Type == TypeHash:
+		case m.HasMembers():
 			if _, dup := hashes[value{string(ns), m.Version}]; dup {
-				return fmt.Errorf("%w: two hashes in namespace %q have ID %x", ErrValueCheck, ns, m.Version)
+				return fmt.Errorf("%w: two collections in namespace %q have ID %x", ErrValueCheck, ns, m.Version)
 			}
 			hashes[value{string(ns), m.Version}] = m.Size
 		}
@@ -412,7 +412,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		}
 		h := value{string(k[2 : 2+k[1]]), binary.BigEndian.Uint64(k[2+k[1]:])}
 		if _, ok := hashes[h]; !ok {
-			return fmt.Errorf("%w: field %q of hash %x in namespace %q belongs to no key", ErrValueCheck, k[2+int(k[1])+8:], h.id, h.ns)
+			return fmt.Errorf("%w: field %q of collection %x in namespace %q belongs to no key", ErrValueCheck, k[2+int(k[1])+8:], h.id, h.ns)
 		}
 		fields[h]++
 		return nil
@@ -422,7 +422,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	}
 	for h, n := range hashes {
 		if fields[h] != n {
-			return 0, fmt.Errorf("%w: hash %x in namespace %q counts %d fields and has %d", ErrValueCheck, h.id, h.ns, n, fields[h])
+			return 0, fmt.Errorf("%w: collection %x in namespace %q counts %d fields and has %d", ErrValueCheck, h.id, h.ns, n, fields[h])
 		}
 	}
 	err = scan(prefixChunk, func(k, v []byte) error {

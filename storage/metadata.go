@@ -94,11 +94,16 @@ const (
 	FlagsEncoding = FlagRawEncoding | FlagPlainEncoding | FlagUnsharedInt
 )
 
-// FlagHashTable marks a hash that Redis would hold as a hash table
-// rather than a listpack (too many fields, or one too long, at some
-// point): OBJECT ENCODING reports it and it decides how HSCAN pages.
-// Like Redis's conversion, it stays until the key is deleted.
+// FlagHashTable marks a hash or a set that Redis would hold as a hash
+// table rather than a listpack or an intset (too many members, or one too
+// long or not an integer, at some point): OBJECT ENCODING reports it and
+// it decides how HSCAN and SSCAN page. Like Redis's conversion, it stays
+// until the key is deleted.
 const FlagHashTable byte = 32
+
+// HasMembers reports whether m is a collection whose members are field
+// records named by its Version (fieldKey): a hash or a set.
+func (m *Metadata) HasMembers() bool { return m.Type == TypeHash || m.Type == TypeSet }
 
 // External reports whether m is a string whose value is out of line.
 func (m *Metadata) External() bool {

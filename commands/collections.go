@@ -1,0 +1,268 @@
+package commands
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/storage"
+)
+
+// Hashes and sets keep each member in a record of its own
+// (storage.Batch.PutField; a set member is a field with an empty value),
+// so a command reads and writes the members it names, not the whole
+// collection. A command holds the key's lock, so that the metadata and
+// the members it reads come from the same write, unless it reads one
+// member (lookupOf). What follows is shared by the two families.
+
+// readOf returns the state of key, replying WRONGTYPE (and ok=false)
+// when it holds a type other than t, or a storage error.
+func (c *Ctx) readOf(key []byte, t storage.Type) (k keyState, ok bool) {
+	if k, ok = c.read(key); ok && k.live && k.m.Type != t {
+		c.W.Error(errWrongType)
+		return k, false
+	}
+	return k, ok
+}
+
+// lookupOf is readOf for a command that reads key as Redis's
+// lookupKeyRead does: a keyspace hit or miss (and keymiss) before the
+// type check. With locked it takes the key's lock, which unlock releases
+// (the caller defers it, whatever ok is), for a command that reads
+// several members or the metadata and members together. A command that
+// reads one member needs none: if the collection it found is replaced
+// before it reads the member, the member is gone (deleted with it), and
+// a missing key was the state in between.
+func (c *Ctx) lookupOf(key []byte, t storage.Type, locked bool) (k keyState, unlock func(), ok bool) {
+	unlock = func() {}
+	if locked {
+		unlock = c.lock(key)
+	}
+	if k, ok = c.read(key); !ok {
+		return k, unlock, false
+	}
+	c.lookedUp(key, k.live)
+	if k.live && k.m.Type != t {
+		c.W.Error(errWrongType)
+		return k, unlock, false
+	}
+	return k, unlock, true
+}
+
+// lockedOf takes key's lock for a write and returns its state and the
+// metadata to write: the live collection's, or a new empty one's of type
+// t.
+func (c *Ctx) lockedOf(key []byte, t storage.Type) (k keyState, m storage.Metadata, unlock func(), ok bool) {
+	unlock = c.lock(key)
+	if k, ok = c.readOf(key, t); !ok {
+		return k, m, unlock, false
+	}
+	if k.live {
+		return k, k.m, unlock, true
+	}
+	return k, storage.Metadata{Type: t, Version: storage.NewHashID()}, unlock, true
+}
+
+// field returns field f of the collection m (nil, false when it has
+// none), reading what the command's transaction wrote first. On a
+// storage error it replies and returns ok=false.
+func (c *Ctx) field(m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
+	v, found, err := c.Env.Store.GetField(c.batch(), c.ns(), m, f)
+	if err != nil {
+		c.storageError(err)
+		return nil, false, false
+	}
+	return v, found, true
+}
+
+// liveField is field for a key that may not hold a collection yet (k:
+// its state): a new one has no members.
+func (c *Ctx) liveField(k *keyState, m *storage.Metadata, f []byte) (v []byte, found, ok bool) {
+	if !k.live {
+		return nil, false, true
+	}
+	return c.field(m, f)
+}
+
+// fields calls fn with each field of the collection m and its value, in
+// byte order, until it returns false; on a storage error it replies and
+// returns false.
+func (c *Ctx) fields(m *storage.Metadata, fn func(f, v []byte) bool) bool {
+	if err := c.Env.Store.ScanFields(c.batch(), c.ns(), m, nil, fn); err != nil {
+		c.storageError(err)
+		return false
+	}
+	return true
+}
+
+// discard drops b after a failed read, unless it is the shared batch of
+// EXEC or a pipelined group.
+func (c *Ctx) discard(b *storage.Batch) {
+	if c.txn == nil {
+		b.Discard()
+	}
+}
+
+// errInconsistent answers a read that finds fewer member records than
+// the collection's metadata counts (DEBUG CHECK-VALUES tells more).
+const errInconsistent = "ERR collection members missing: the database is inconsistent"
+
+// memberScanScope is the scope of HSCAN and SSCAN cursors of key in ns,
+// kept apart from SCAN's in the server's cursor table.
+func memberScanScope(ns string, key []byte) string { return ns + "\x00members\x00" + string(key) }
+
+// scanMembers is HSCAN and SSCAN (Args: name, key, cursor, options) of
+// collections of type t, replying with fields and values when withValues
+// is set, with members alone otherwise. A collection Redis would hold as
+// a listpack or an intset comes whole with cursor 0, as in Redis; a
+// larger one COUNT members at a time, in byte order.
+func scanMembers(c *Ctx, t storage.Type, withValues bool) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.W.Error("ERR invalid cursor")
+		return
+	}
+	key := c.Args[1]
+	k, unlock, ok := c.lookupOf(key, t, true)
+	defer unlock()
+	if !ok {
+		return
+	}
+	if !k.live { // before the options, as in Redis
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
+		return
+	}
+	count := int64(10)
+	var pattern []byte
+	for i := 3; i < len(c.Args); i += 2 {
+		rest := len(c.Args) - i
+		switch opt := keyword(c.Args[i]); {
+		case opt == "count" && rest >= 2:
+			n, ok := c.intArg(i + 1)
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.W.Error(errSyntax)
+				return
+			}
+			count = n
+		case opt == "match" && rest >= 2:
+			pattern = c.Args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		default:
+			c.W.Error(errSyntax)
+			return
+		}
+	}
+	whole := k.m.Flags&storage.FlagHashTable == 0
+	var start []byte
+	if cursor != 0 && !whole {
+		start = c.Env.cursors.resume(memberScanScope(c.ns(), key), cursor)
+	}
+	var out [][]byte
+	examined := int64(0)
+	var last []byte
+	more := false
+	err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
+		if !whole && examined == count {
+			more = true
+			return false
+		}
+		examined++
+		last = append(last[:0], f...)
+		if pattern == nil || glob.Match(pattern, f, false) {
+			out = append(out, bytes.Clone(f))
+			if withValues {
+				out = append(out, bytes.Clone(v))
+			}
+		}
+		return true
+	})
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	next := uint64(0)
+	if more {
+		next = c.Env.cursors.save(memberScanScope(c.ns(), key), append(last, 0))
+	}
+	c.W.Array(2)
+	c.W.BulkString(strconv.FormatUint(next, 10))
+	c.W.Array(len(out))
+	for _, p := range out {
+		c.W.Bulk(p)
+	}
+}
+
+// maxRandomMembers bounds the negative count of HRANDFIELD and
+// SRANDMEMBER, which Redis does not bound: a count of -10^18 would
+// otherwise build a reply of that many members in memory.
+const maxRandomMembers = 1 << 24
+
+// randomMembers picks members (with their values) of the live collection
+// k for HRANDFIELD and SRANDMEMBER, in random order: one without a count
+// (hasCount false); up to count distinct ones for a positive count; -count
+// with repeats for a negative one. One pass over the members picks them,
+// at positions drawn beforehand or as a reservoir, holding only those it
+// picks. It replies an error and returns ok=false on a storage error, a
+// count below -maxRandomMembers, or members missing.
+func (c *Ctx) randomMembers(k *keyState, count int64, hasCount bool) (picked [][2][]byte, ok bool) {
+	size := int64(k.m.Size)
+	switch {
+	case count < -maxRandomMembers:
+		c.errorf("ERR count is out of range: Cairn returns at most %d repeated members", int64(maxRandomMembers))
+		return nil, false
+	case size <= 0:
+		c.W.Error(errInconsistent)
+		return nil, false
+	}
+	var draws []int64
+	switch {
+	case !hasCount:
+		draws = []int64{rand.Int64N(size)}
+	case count < 0:
+		draws = make([]int64, -count)
+		for i := range draws {
+			draws[i] = rand.Int64N(size)
+		}
+		slices.Sort(draws)
+	}
+	reservoir := hasCount && count > 0 && count < size
+	pos := int64(0)
+	if !c.fields(&k.m, func(f, v []byte) bool {
+		defer func() { pos++ }()
+		switch {
+		case draws != nil:
+			if len(draws) > 0 && draws[0] == pos {
+				p := [2][]byte{bytes.Clone(f), bytes.Clone(v)}
+				for len(draws) > 0 && draws[0] == pos {
+					picked = append(picked, p)
+					draws = draws[1:]
+				}
+			}
+			return len(draws) > 0
+		case !reservoir || int64(len(picked)) < count:
+			picked = append(picked, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		default:
+			if j := rand.Int64N(pos + 1); j < count {
+				picked[j] = [2][]byte{bytes.Clone(f), bytes.Clone(v)}
+			}
+		}
+		return true
+	}) {
+		return nil, false
+	}
+	if len(draws) > 0 || len(picked) == 0 {
+		c.W.Error(errInconsistent)
+		return nil, false
+	}
+	rand.Shuffle(len(picked), func(i, j int) { picked[i], picked[j] = picked[j], picked[i] })
+	return picked, true
+}
