@@ -27,6 +27,8 @@ const (
 	TypeString Type = iota + 1
 	// TypeHash is a hash, held in Value.Hash.
 	TypeHash
+	// TypeSet is a set, held in Value.Set.
+	TypeSet
 )
 
 // String returns the name Redis's TYPE command gives the type.
@@ -36,6 +38,8 @@ func (t Type) String() string {
 		return "string"
 	case TypeHash:
 		return "hash"
+	case TypeSet:
+		return "set"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -50,6 +54,10 @@ type Value struct {
 	// payload: at least one, and no field twice. Integers that Redis
 	// stores in binary come out as their decimal text.
 	Hash [][2][]byte
+	// Set is the members of a set, in the order of the payload (for an
+	// intset, ascending): at least one, and no member twice. Integers
+	// that Redis stores in binary come out as their decimal text.
+	Set [][]byte
 }
 
 // EncodeHash returns the DUMP payload of the hash whose fields and values
@@ -73,17 +81,22 @@ func EncodeHash(pairs [][2][]byte) []byte {
 	return appendFooter(out)
 }
 
-// Decode returns the value of a DUMP payload: a string, or a hash in any
-// of the forms Redis 7.0 accepts (plain, zipmap, ziplist or listpack). A
-// value of another type is ErrUnsupportedType. maxLen bounds the length
-// of every string read from the payload (proto-max-bulk-len), compressed
-// or not: a string value, a field or value of a plain hash, and the blob
-// that holds a zipmap, ziplist or listpack, and so each of its entries.
+// Decode returns the value of a DUMP payload: a string, a hash in any of
+// the forms Redis 7.0 accepts (plain, zipmap, ziplist or listpack), or a
+// set in any of the forms Redis 7.0 or 7.2 writes (plain, intset or
+// listpack). A value of another type is ErrUnsupportedType. maxLen bounds
+// the length of every string read from the payload (proto-max-bulk-len),
+// compressed or not: a string value, a field or value of a plain hash, a
+// member of a plain set, and the blob that holds a zipmap, ziplist,
+// listpack or intset, and so each of its entries.
 //
 // Decode is stricter than DecodeString and Redis: bytes between the value
 // and the footer, or after a zipmap's, ziplist's or listpack's terminator,
-// are ErrFormat, as are a hash without fields, a field twice, and any
-// header, count, length or back-length that does not match the bytes.
+// are ErrFormat, as are a hash without fields, a field twice, a set
+// without members, a member twice, an intset whose entry size is not 2,
+// 4 or 8 bytes or whose entries are not in strictly ascending order, and
+// any header, count, length or back-length that does not match the
+// bytes.
 func Decode(payload []byte, maxLen int64) (Value, error) {
 	typ, body, err := openPayload(payload)
 	if err != nil {
@@ -109,6 +122,19 @@ func Decode(payload []byte, maxLen int64) (Value, error) {
 				v.Hash, err = entryPairs(ziplistEntries(blob))
 			default:
 				v.Hash, err = entryPairs(listpackEntries(blob))
+			}
+		}
+	case typeSet:
+		v.Type = TypeSet
+		v.Set, err = r.set(maxLen)
+	case typeSetIntset, typeSetListpack:
+		v.Type = TypeSet
+		var blob []byte
+		if blob, err = r.boundedStr(maxLen); err == nil {
+			if typ == typeSetIntset {
+				v.Set, err = intsetMembers(blob)
+			} else {
+				v.Set, err = listpackMembers(blob)
 			}
 		}
 	default:

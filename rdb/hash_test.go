@@ -533,11 +533,9 @@ func hashErrors() []struct {
 		want error
 	}{
 		{"list", []byte("\x01\x01\x01a"), ErrUnsupportedType},
-		{"set", []byte("\x02\x01\x01a"), ErrUnsupportedType},
 		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
 		{"zset2", []byte("\x05\x01"), ErrUnsupportedType},
 		{"module", []byte("\x07\x01"), ErrUnsupportedType},
-		{"intset", []byte("\x0b\x01"), ErrUnsupportedType},
 		{"quicklist", []byte("\x0e\x01"), ErrUnsupportedType},
 		{"stream", []byte("\x0f\x01"), ErrUnsupportedType},
 		{"zset listpack", []byte("\x11\x01"), ErrUnsupportedType},
@@ -682,12 +680,17 @@ func TestDecodeOwnsMemory(t *testing.T) {
 // CRCs, so the target adds it), decodes or fails with one of the sentinel
 // errors, never panics, and what decodes is a valid value that encodes
 // back to a payload that decodes to the same value, in the same order.
-// The seeds are the bodies of the smaller payloads in testdata/hashes and
-// of redisDumps, and testdata/fuzz/FuzzDecode (some of the same, and
-// hashes built by hand).
+// The seeds are the bodies of the smaller payloads in testdata/hashes,
+// testdata/sets and redisDumps, and testdata/fuzz/FuzzDecode (some of the
+// same, and hashes and sets built by hand).
 func FuzzDecode(f *testing.F) {
 	for _, c := range redisHashes {
 		if p := readHex(f, c.file); len(p) < 1000 { // large inputs slow the fuzzer down
+			f.Add(p[:len(p)-10])
+		}
+	}
+	for _, c := range redisSets {
+		if p := readSetHex(f, c.file); len(p) < 1000 {
 			f.Add(p[:len(p)-10])
 		}
 	}
@@ -715,6 +718,14 @@ func FuzzDecode(f *testing.F) {
 			back, err := Decode(EncodeHash(v.Hash), 1<<20)
 			if err != nil || back.Type != TypeHash || !sameOrder(back.Hash, v.Hash) {
 				t.Fatalf("re-encoding %q: %q, %v", v.Hash, back.Hash, err)
+			}
+		case TypeSet:
+			if err := checkMembers(v.Set); err != nil {
+				t.Fatalf("decoded an invalid set: %v", err)
+			}
+			back, err := Decode(EncodeSet(v.Set), 1<<20)
+			if err != nil || back.Type != TypeSet || !slices.EqualFunc(back.Set, v.Set, bytes.Equal) {
+				t.Fatalf("re-encoding %q: %q, %v", v.Set, back.Set, err)
 			}
 		default:
 			t.Fatalf("decoded type %v", v.Type)
