@@ -12,8 +12,8 @@ import (
 // DUMP and RESTORE move a key's value between servers in Redis's
 // serialization (package rdb): a payload from Redis's DUMP restores in
 // Cairn and one from Cairn's in Redis, so MIGRATE and migration tools
-// that copy keys with DUMP/RESTORE work in both directions for strings
-// and hashes.
+// that copy keys with DUMP/RESTORE work in both directions for strings,
+// hashes and sets.
 
 func init() {
 	register(
@@ -41,6 +41,10 @@ func cmdDump(c *Ctx) {
 			return true
 		}) {
 			c.W.Bulk(rdb.EncodeHash(pairs))
+		}
+	case k.m.Type == storage.TypeSet:
+		if members, ok := c.members(&k.m); ok {
+			c.W.Bulk(rdb.EncodeSet(members))
 		}
 	default:
 		if c.loadValue(key, &k) {
@@ -123,7 +127,7 @@ func cmdRestore(c *Ctx) {
 		c.W.Error("ERR DUMP payload version or checksum are wrong")
 		return
 	case errors.Is(err, rdb.ErrUnsupportedType):
-		c.W.Error("ERR Bad data format: Cairn restores strings and hashes only")
+		c.W.Error("ERR Bad data format: Cairn restores strings, hashes and sets only")
 		return
 	case err != nil:
 		c.W.Error("ERR Bad data format")
@@ -141,8 +145,14 @@ func cmdRestore(c *Ctx) {
 		return
 	}
 	k.live = false // a replaced key is deleted first: the new one publishes "new"
-	if value.Type == rdb.TypeHash {
+	switch value.Type {
+	case rdb.TypeHash:
 		if c.restoreHash(key, &k, value.Hash, ttl) {
+			c.W.OK()
+		}
+		return
+	case rdb.TypeSet:
+		if c.restoreSet(key, &k, value.Set, ttl) {
 			c.W.OK()
 		}
 		return
@@ -165,6 +175,22 @@ func (c *Ctx) restoreHash(key []byte, k *keyState, pairs [][2][]byte, ttl int64)
 		}
 		b.PutField(c.ns(), m.Version, p[0], v)
 		m.Flags = c.grownHash(&m, p[0], v)
+	}
+	c.put(b, key, k, m, notify.CodeRestore)
+	return c.commit(b)
+}
+
+// restoreSet commits RESTORE's write of a new set of members at key (k:
+// its state, made not live), expiring at ttl (0: never). Its encoding
+// follows its members, as Redis's loading does.
+func (c *Ctx) restoreSet(key []byte, k *keyState, members [][]byte, ttl int64) bool {
+	m := storage.Metadata{Type: storage.TypeSet, Version: storage.NewHashID(), ExpireAt: ttl, Size: uint64(len(members))}
+	if !c.setIntset(m.Size, members...) {
+		m.Flags |= storage.FlagHashTable
+	}
+	b := c.newBatch(storage.TypeSet, storage.CmdRestore)
+	for _, x := range members {
+		b.PutField(c.ns(), m.Version, x, empty)
 	}
 	c.put(b, key, k, m, notify.CodeRestore)
 	return c.commit(b)

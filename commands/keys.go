@@ -272,10 +272,10 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.W.Int(0)
 		return
 	}
-	// A chunked value or a hash's fields stay where they are: the
+	// A chunked value or a collection's members stay where they are: the
 	// destination's metadata names them. Any other value is read and
 	// written again under the new name.
-	move := (s.m.Chunked() && s.m.Value == nil) || s.m.Type == storage.TypeHash
+	move := (s.m.Chunked() && s.m.Value == nil) || s.m.HasMembers()
 	if !move && !c.loadValue(src, &s) {
 		return
 	}
@@ -366,7 +366,7 @@ func cmdCopy(c *Ctx) {
 	d.live = false // a replaced destination is new again, as in Redis
 	m := s.m
 	m.Flags = copiedFlags(&m)
-	if m.Type == storage.TypeHash {
+	if m.HasMembers() {
 		m.Version = storage.NewHashID()
 		if _, err := c.Env.Store.CopyFields(b, c.ns(), &s.m, m.Version); err != nil {
 			c.discard(b)

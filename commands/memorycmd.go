@@ -32,12 +32,10 @@ func init() {
 // cmdMemoryUsage replies with storage.StoredSize of the key, or a null
 // when there is none. Cairn keeps data on disk, so this is what the key
 // costs there, not in RAM as in Redis: enough to find the large keys
-// (redis-cli --memkeys). SAMPLES is parsed as Redis parses it and, with
-// strings only, changes nothing. Like Redis, the lookup counts no hit or
-// miss and finds a key that has expired but is not yet deleted.
-// cmdMemoryUsage reports the bytes a key takes in storage
-// (storage.StoredSize); a hash's fields are estimated, as Redis estimates
-// a collection's, from SAMPLES of them (default 5, 0: all).
+// (redis-cli --memkeys). A hash's or a set's member records are
+// estimated, as Redis estimates a collection's, from SAMPLES of them
+// (default 5, 0: all). Like Redis, the lookup counts no hit or miss and
+// finds a key that has expired but is not yet deleted.
 func cmdMemoryUsage(c *Ctx) {
 	samples := int64(5)
 	for j := 3; j < len(c.Args); j++ {
@@ -67,7 +65,7 @@ func cmdMemoryUsage(c *Ctx) {
 		return
 	}
 	n := storage.StoredSize(c.ns(), key, &k.m)
-	if k.m.Type == storage.TypeHash {
+	if k.m.HasMembers() {
 		var seen, bytes int64
 		if !c.fields(&k.m, func(f, v []byte) bool {
 			seen++

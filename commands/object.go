@@ -35,8 +35,13 @@ const (
 // string, see storage.FlagRawEncoding), and whether it is one of Redis's shared
 // integers. An out-of-line value of at most 20 bytes must be loaded.
 func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
-	if m.Type == storage.TypeHash {
+	switch {
+	case m.Type == storage.TypeHash:
 		return hashEncoding(m), false
+	case m.Type == storage.TypeSet && m.Flags&storage.FlagHashTable != 0:
+		return "hashtable", false
+	case m.Type == storage.TypeSet:
+		return "intset", false
 	}
 	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {

@@ -502,12 +502,12 @@ func (r *ClientRegistry) watchBroken(c *Ctx, cl *Client, locked bool) bool {
 const MaxPipelineGroup = 64
 
 // Groupable reports whether a request may join a group of pipelined
-// requests (DispatchGroup): a string, bitmap, hash or key command with the
+// requests (DispatchGroup): a string, bitmap, hash, set or key command with the
 // right number of arguments that names its keys.
 func Groupable(args [][]byte) bool {
 	spec := Lookup(args[0])
 	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil &&
-		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash") && spec.ArityOK(len(args))
+		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash" || spec.Group == "set") && spec.ArityOK(len(args))
 }
 
 // DispatchGroup runs requests a client pipelined (each Groupable) as

@@ -207,6 +207,10 @@ var options = []Option{
 		Doc: "Longest field or value of a hash OBJECT ENCODING reports as listpack; a longer one makes it hashtable for good.",
 	},
 	{
+		Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Members up to which OBJECT ENCODING reports a set of integers as intset (and SSCAN returns it whole); past it, hashtable for good.",
+	},
+	{
 		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
 	},

@@ -30,6 +30,12 @@ const (
 	CodeHDel
 	CodeHIncrBy
 	CodeHIncrByFloat
+	CodeSAdd
+	CodeSRem
+	CodeSPop
+	CodeSInterStore
+	CodeSUnionStore
+	CodeSDiffStore
 	codeCount
 )
 
@@ -58,6 +64,12 @@ var codeInfo = [codeCount]struct {
 	CodeHDel:         {"hdel", Hash},
 	CodeHIncrBy:      {"hincrby", Hash},
 	CodeHIncrByFloat: {"hincrbyfloat", Hash},
+	CodeSAdd:         {"sadd", Set},
+	CodeSRem:         {"srem", Set},
+	CodeSPop:         {"spop", Set},
+	CodeSInterStore:  {"sinterstore", Set},
+	CodeSUnionStore:  {"sunionstore", Set},
+	CodeSDiffStore:   {"sdiffstore", Set},
 }
 
 // Valid reports whether c is a code this build knows.

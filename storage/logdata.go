@@ -66,6 +66,13 @@ const (
 	CmdHDel
 	CmdHIncrBy
 	CmdHIncrByFloat
+	CmdSAdd
+	CmdSRem
+	CmdSPop
+	CmdSMove
+	CmdSInterStore
+	CmdSUnionStore
+	CmdSDiffStore
 )
 
 // LogData flags.
