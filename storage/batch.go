@@ -168,7 +168,7 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metadata {
 	switch {
 	case m.External() && m.Value == nil:
-		if old != nil && old.External() && (old.Chunked() != m.Chunked() || old.Version != m.Version) {
+		if old != nil && (old.HasMembers() || old.External() && (old.Chunked() != m.Chunked() || old.Version != m.Version)) {
 			b.dropValue(ns, key, old, 0)
 		}
 	case m.Type == TypeString && len(m.Value) > b.inlineMax:

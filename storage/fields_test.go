@@ -176,3 +176,35 @@ func TestHashFieldsMatchModel(t *testing.T) {
 		}
 	}
 }
+
+// TestMovedValueReplacesHash: a chunked string moved over a hash (RENAME
+// writes its metadata alone) deletes the hash's fields, as any other
+// write over a hash does.
+func TestMovedValueReplacesHash(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	commit := func(b *Batch) {
+		t.Helper()
+		if _, err := e.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := Metadata{Type: TypeHash, Version: NewHashID(), Size: 2}
+	b := e.NewBatch(LogData{Type: TypeHash, Cmd: CmdHSet})
+	b.PutField("", h.Version, []byte("a"), []byte("1"))
+	b.PutField("", h.Version, []byte("b"), []byte("2"))
+	b.PutMeta("", []byte("dst"), nil, h)
+	commit(b)
+	// The string "src", chunked, then renamed over "dst".
+	b = e.NewBatch(LogData{Type: TypeString, Cmd: CmdSet})
+	s := b.PutMeta("", []byte("src"), nil, Metadata{Type: TypeString, Value: make([]byte, 2*e.InlineValueMax())})
+	commit(b)
+	b = e.NewBatch(LogData{Type: TypeString, Cmd: CmdRename})
+	b.ForgetKey("", []byte("src"), s)
+	s.Value = nil
+	b.PutMeta("", []byte("dst"), &h, s)
+	commit(b)
+	if _, err := e.CheckValues(); err != nil {
+		t.Fatal(err)
+	}
+}
