@@ -295,6 +295,12 @@ func diffKindOf(args []string) diffKind {
 	switch strings.ToLower(args[0]) {
 	case "keys", "hkeys", "hvals":
 		return diffSet
+	case "smembers", "sinter", "sunion", "sdiff", "spop":
+		return diffSet
+	case "srandmember":
+		return diffRandField
+	case "sscan":
+		return diffHScan
 	case "hgetall":
 		return diffPairs
 	case "hscan":
@@ -581,7 +587,8 @@ func diffCompare(kind diffKind, cv, rv diffReply) string {
 		}
 		c, cerr := rdb.Decode([]byte(cv.str), 1<<30)
 		r, rerr := rdb.Decode([]byte(rv.str), 1<<30)
-		if cerr != nil || rerr != nil || c.Type != r.Type || !bytes.Equal(c.String, r.String) || !slices.Equal(diffHashSet(c.Hash), diffHashSet(r.Hash)) {
+		if cerr != nil || rerr != nil || c.Type != r.Type || !bytes.Equal(c.String, r.String) || !slices.Equal(diffHashSet(c.Hash), diffHashSet(r.Hash)) ||
+			!slices.Equal(diffSetOf(diffStrings(c.Set)), diffSetOf(diffStrings(r.Set))) {
 			return fmt.Sprintf("DUMP payloads hold different values (cairn %q %v, redis %q %v)", c, cerr, r, rerr)
 		}
 	default:
@@ -841,6 +848,7 @@ func (r *diffRunner) compareKeyspace() {
 		r.run([]string{"type", k.str})
 		r.run([]string{"get", k.str})
 		r.run([]string{"hgetall", k.str})
+		r.run([]string{"smembers", k.str})
 		r.run([]string{"object", "encoding", k.str})
 		r.run([]string{"pttl", k.str})
 	}
@@ -857,6 +865,15 @@ func diffPairSet(v diffReply) []string {
 		out = append(out, fmt.Sprintf("%q=%q", v.elems[i].str, v.elems[i+1].str))
 	}
 	slices.Sort(out)
+	return out
+}
+
+// diffStrings returns bs as strings.
+func diffStrings(bs [][]byte) []string {
+	out := []string{}
+	for _, b := range bs {
+		out = append(out, string(b))
+	}
 	return out
 }
 
@@ -1215,6 +1232,30 @@ func (g *diffGen) field() string {
 	return g.pick(diffFields)
 }
 
+// member returns a set member: mostly integers (an intset in Redis),
+// sometimes other strings, rarely a long one.
+func (g *diffGen) member() string {
+	switch x := g.rng.IntN(20); {
+	case x < 12:
+		return strconv.Itoa(g.rng.IntN(20) - 5)
+	case x < 13:
+		return g.pick([]string{"9223372036854775807", "-9223372036854775808", "9223372036854775808", "01", "-0", "+1", " 1"})
+	case x < 14:
+		return strings.Repeat("m", 70)
+	default:
+		return g.field()
+	}
+}
+
+func (g *diffGen) members(min, max int) []string {
+	n := min + g.rng.IntN(max-min+1)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = g.member()
+	}
+	return out
+}
+
 func (g *diffGen) fields(min, max int) []string {
 	n := min + g.rng.IntN(max-min+1)
 	out := make([]string, n)
@@ -1540,6 +1581,48 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
+	// Sets, over the same keys: integer members (intsets in Redis) and
+	// others, so encodings, WRONGTYPE and the multi-key operations meet.
+	{6, func(g *diffGen) []string { return append([]string{g.word("sadd"), g.key()}, g.members(1, 4)...) }},
+	{3, func(g *diffGen) []string { return append([]string{g.word("srem"), g.key()}, g.members(1, 3)...) }},
+	{2, func(g *diffGen) []string {
+		if g.chance(0.5) {
+			return []string{g.word("sismember"), g.key(), g.member()}
+		}
+		return append([]string{g.word("smismember"), g.key()}, g.members(1, 3)...)
+	}},
+	{2, func(g *diffGen) []string { return []string{g.word(g.pick([]string{"scard", "smembers"})), g.key()} }},
+	{2, func(g *diffGen) []string {
+		args := []string{g.word(g.pick([]string{"spop", "srandmember"})), g.key()}
+		if g.chance(0.6) {
+			args = append(args, g.pick([]string{"1", "2", "100", "0", "-2", "abc", "-9223372036854775808"}))
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string { return []string{g.word("smove"), g.key(), g.key(), g.member()} }},
+	{3, func(g *diffGen) []string {
+		name := g.pick([]string{"sinter", "sunion", "sdiff", "sinterstore", "sunionstore", "sdiffstore"})
+		return append([]string{g.word(name)}, g.keys(1, 3)...)
+	}},
+	{1, func(g *diffGen) []string {
+		keys := g.keys(1, 3)
+		n := strconv.Itoa(len(keys))
+		if g.chance(0.1) {
+			n = g.pick([]string{"0", "-1", "x", "9"})
+		}
+		args := append([]string{g.word("sintercard"), n}, keys...)
+		if g.chance(0.4) {
+			args = append(args, g.opt("limit"), g.pick([]string{"0", "1", "2", "-1", "x"}))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("sscan"), g.key(), "0"}
+		if g.chance(0.4) {
+			args = append(args, g.opt("match"), g.pattern())
+		}
+		return append(args, g.opt("count"), "1000")
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -1630,6 +1713,17 @@ func (g *diffGen) dumpPayload() string {
 		p = []byte(g.pick(redisDumps))
 	case x < 7:
 		p = []byte(g.pick(redisHashDumps()))
+	case x < 8:
+		members := map[string]bool{}
+		for n := 1 + g.rng.IntN(4); n > 0; n-- {
+			members[g.member()] = true
+		}
+		var ms [][]byte
+		for x := range members {
+			ms = append(ms, []byte(x))
+		}
+		slices.SortFunc(ms, bytes.Compare)
+		p = rdb.EncodeSet(ms)
 	case x < 10:
 		var pairs [][2][]byte
 		seen := map[string]bool{}
@@ -1717,6 +1811,8 @@ func (g *diffGen) wrongArity() []string {
 		{"hmget", k}, {"hdel", k}, {"hlen"}, {"hlen", k, k}, {"hstrlen", k}, {"hexists", k, "f", "g"},
 		{"hincrby", k, "f"}, {"hincrbyfloat", k, "f", "1", "2"}, {"hgetall"}, {"hkeys", k, k}, {"hvals"},
 		{"hscan", k}, {"hrandfield"},
+		{"sadd", k}, {"srem", k}, {"sismember", k}, {"smismember", k}, {"scard"}, {"smembers", k, k},
+		{"srandmember"}, {"spop"}, {"smove", k, k}, {"sinter"}, {"sunionstore", k}, {"sintercard", "1"}, {"sscan", k},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
