@@ -562,6 +562,13 @@ var evLazyAccesses = [][][]string{
 	{{"HINCRBY", "$", "a", "1"}},
 	{{"HINCRBYFLOAT", "$", "a", "1.5"}},
 	{{"HSCAN", "$", "0"}},
+	{{"SADD", "$", "1"}},
+	{{"SREM", "$", "a"}},
+	{{"SPOP", "$", "5"}},
+	{{"SMOVE", "$", "@", "a"}},
+	{{"SMEMBERS", "$"}},
+	{{"SINTERSTORE", "@", "$"}},
+	{{"SUNIONSTORE", "$", "@"}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -596,9 +603,15 @@ func (r *evRun) lazyExpiry() {
 		if i%3 == 1 {
 			set = []string{"PSETEX", k, strconv.Itoa(evLazyTTLMs), "v"}
 		}
-		if strings.HasPrefix(acc[0][0], "H") { // a hash for the hash commands
+		switch acc[0][0][0] { // a hash for the hash commands, a set for the set ones
+		case 'H':
 			r.do("lazy-setup", i, []string{k}, []string{"HSET", k, "a", "1", "f", "v"}, []string{"PEXPIRE", k, strconv.Itoa(evLazyTTLMs)})
 			continue
+		case 'S':
+			if acc[0][0] != "SET" && acc[0][0] != "SETNX" && acc[0][0] != "SETRANGE" && acc[0][0] != "SETBIT" {
+				r.do("lazy-setup", i, []string{k}, []string{"SADD", k, "a", "b"}, []string{"PEXPIRE", k, strconv.Itoa(evLazyTTLMs)})
+				continue
+			}
 		}
 		r.do("lazy-setup", i, []string{k}, set)
 	}
@@ -1387,6 +1400,32 @@ var evBuilders = []evBuilder{
 	{2, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"HGET", "HLEN", "HGETALL", "HEXISTS", "HRANDFIELD"}), g.key(), g.pick(evFields)}[:2+g.rng.IntN(2)], 1)
 	}},
+	// Sets, over the same keys: sadd, srem and spop (del with the last
+	// member), smove's srem and sadd, and the STORE forms' events on keys
+	// of their own (never given a TTL, as BITOP's).
+	{4, func(g *evGen) ([]string, []string) {
+		args := []string{g.pick([]string{"SADD", "SADD", "SREM"}), g.key()}
+		for n := 1 + g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.pick(evMembers))
+		}
+		return evOne(args, 1)
+	}},
+	// SPOP of at least as many members as a stream set has (three at
+	// most): deterministic, as the stream must be.
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"SPOP", g.key(), g.pick([]string{"3", "5"})}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"SMOVE", g.key(), g.key(), g.pick(evMembers)}, 1, 2)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		dst := "sstore:" + strconv.Itoa(g.rng.IntN(3))
+		srcs := g.keys(1, 3)
+		return append([]string{g.pick([]string{"SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"}), dst}, srcs...), append([]string{dst}, srcs...)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{g.pick([]string{"SMEMBERS", "SCARD", "SISMEMBER", "SRANDMEMBER"}), g.key(), g.pick([]string{"1", "2", "x", "5"})}[:2+g.rng.IntN(2)], 1)
+	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
 	// miss and publishes keymiss for such a key, which makes the stream
@@ -1397,8 +1436,11 @@ var evBuilders = []evBuilder{
 	}},
 }
 
-// evFields are the hash fields of the stream.
-var evFields = []string{"a", "b", "c"}
+// evFields are the hash fields of the stream, evMembers its set members.
+var (
+	evFields  = []string{"a", "b", "c"}
+	evMembers = []string{"1", "2", "x"}
+)
 
 // restorePayload returns a DUMP payload of a random value, Cairn's or
 // Redis's encoding, a string or a hash.
@@ -1410,6 +1452,8 @@ func (g *evGen) restorePayload() string {
 		return g.pick(redisHashDumps())
 	case x < 5:
 		return string(rdb.EncodeHash([][2][]byte{{[]byte(g.pick(evFields)), []byte(g.value())}}))
+	case x < 6:
+		return string(rdb.EncodeSet([][]byte{[]byte(g.pick(evMembers))}))
 	}
 	return string(rdb.EncodeString([]byte(g.value())))
 }

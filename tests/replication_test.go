@@ -105,7 +105,7 @@ type keyState struct {
 }
 
 // snapshot reads every key of the client's keyspace: SCAN, then TYPE, GET
-// (HGETALL of a hash) and PEXPIRETIME of each.
+// (HGETALL of a hash, SMEMBERS of a set) and PEXPIRETIME of each.
 func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 	t.Helper()
 	cx := ctx(t)
@@ -143,13 +143,23 @@ func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 		for i, k := range chunk {
 			exp, _ := exps[i].Int64()
 			out[k] = keyState{typ: types[i].Val(), val: vals[i].Val(), expireAt: exp}
-			if types[i].Val() == "hash" {
+			switch types[i].Val() {
+			case "hash":
 				h, err := c.HGetAll(cx, k).Result()
 				if err != nil {
 					t.Fatalf("HGETALL %q: %v", k, err)
 				}
 				st := out[k]
 				st.val = fmt.Sprint(h) // fmt prints maps sorted by key
+				out[k] = st
+			case "set":
+				m, err := c.SMembers(cx, k).Result()
+				if err != nil {
+					t.Fatalf("SMEMBERS %q: %v", k, err)
+				}
+				sort.Strings(m)
+				st := out[k]
+				st.val = fmt.Sprint(m)
 				out[k] = st
 			}
 		}
@@ -189,15 +199,16 @@ func compareData(t *testing.T, what string, primary, replica *redis.Client) {
 }
 
 // writeMix runs n writes under prefix: SETs (some binary, some with a
-// TTL), DELs, INCRs, APPENDs, PEXPIREs, MSETs and hash writes (HSET,
-// HINCRBY, HDEL), pipelined.
+// TTL), DELs, INCRs, APPENDs, PEXPIREs, MSETs, hash writes (HSET,
+// HINCRBY, HDEL) and set writes (SADD, SREM, SMOVE, SUNIONSTORE),
+// pipelined.
 func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 	t.Helper()
 	cx := ctx(t)
 	key := func(i int) string { return fmt.Sprintf("%s:%d", prefix, i) }
 	pipe := c.Pipeline()
 	for i := 0; i < n; i++ {
-		switch i % 12 {
+		switch i % 14 {
 		case 0, 1, 2:
 			pipe.Set(cx, key(i), fmt.Sprintf("v%d", i*7), 0)
 		case 3:
@@ -219,9 +230,15 @@ func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 		case 11:
 			pipe.HIncrBy(cx, key(i-1), "a", 5)
 			pipe.HDel(cx, key(i-1), "b")
-			if i%24 == 11 {
+			if i%28 == 11 {
 				pipe.PExpire(cx, key(i-1), 500*time.Second)
 			}
+		case 12:
+			pipe.SAdd(cx, key(i), "1", "2", fmt.Sprintf("x%d", i))
+		case 13:
+			pipe.SRem(cx, key(i-1), "1")
+			pipe.SMove(cx, key(i-1), key(i-1)+":moved", "2")
+			pipe.SUnionStore(cx, key(i), key(i-1), key(i-1)+":moved")
 		}
 		if i%100 == 99 || i == n-1 {
 			if _, err := pipe.Exec(cx); err != nil {
