@@ -285,6 +285,7 @@ const (
 	diffDump               // DUMP payloads compared by the value they decode to
 	diffPairs              // HGETALL: field-value pairs compared as a set
 	diffHScan              // HSCAN: the cursor exact, the pairs as a set
+	diffSScan              // SSCAN: the cursor exact, the members as a set
 	diffRandField          // HRANDFIELD: nil or not, and the number of elements
 )
 
@@ -300,7 +301,7 @@ func diffKindOf(args []string) diffKind {
 	case "srandmember":
 		return diffRandField // the same kind and number of members
 	case "sscan":
-		return diffHScan
+		return diffSScan
 	case "hgetall":
 		return diffPairs
 	case "hscan":
@@ -563,6 +564,10 @@ func diffCompare(kind diffKind, cv, rv diffReply) string {
 		if len(cv.elems) != 2 || len(rv.elems) != 2 || !diffEqual(cv.elems[0], rv.elems[0]) ||
 			!slices.Equal(diffPairSet(cv.elems[1]), diffPairSet(rv.elems[1])) {
 			return "HSCAN replies differ"
+		}
+	case kind == diffSScan:
+		if len(cv.elems) != 2 || len(rv.elems) != 2 || !diffEqual(cv.elems[0], rv.elems[0]) || !diffSameSet(cv.elems[1], rv.elems[1]) {
+			return "SSCAN replies differ"
 		}
 	case kind == diffRandField:
 		if cv.kind != rv.kind || cv.null != rv.null || len(cv.elems) != len(rv.elems) {
