@@ -482,6 +482,8 @@ type Ctx struct {
 	// txn is the shared batch of EXEC or of a pipelined group; the
 	// command then holds its keys' locks already.
 	txn *txnBatch
+	// scripted is set while a Lua script's redis.call runs a command.
+	scripted bool
 }
 
 // nowMs returns the command time in Unix milliseconds.

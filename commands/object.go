@@ -89,7 +89,8 @@ func (c *Ctx) makeRaw(cmd storage.Command, key []byte, k *keyState) bool {
 // key stays referenced by the command's own arguments until EXEC ends, so
 // that Redis's OBJECT REFCOUNT in the same transaction counts 2: the
 // value given to SET and its kin and to APPEND of a new key, and
-// INCRBYFLOAT's result (written back into its arguments for propagation).
+// INCRBYFLOAT's result (written back into its arguments for propagation),
+// unless a Lua script runs the command (its arguments are copies).
 // A write that keeps the value (EXPIRE, GETEX...) keeps the mark; RENAME
 // moves it (renameGeneric).
 func (c *Ctx) valueHeld(key []byte, k *keyState) bool {
@@ -98,9 +99,9 @@ func (c *Ctx) valueHeld(key []byte, k *keyState) bool {
 	}
 	switch c.Spec.Name {
 	case "set", "setnx", "setex", "psetex", "getset", "mset", "msetnx", "incrbyfloat":
-		return true
+		return !c.scripted // a script's arguments are copies
 	case "append":
-		return !k.live
+		return !k.live && !c.scripted
 	case "expire", "pexpire", "expireat", "pexpireat", "persist", "getex":
 		prev, _ := c.txn.get(c.ns(), key)
 		return prev.held

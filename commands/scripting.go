@@ -355,8 +355,8 @@ func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
 		return w.Bytes(), nil
 	}
 	savedArgs, savedSpec, savedW := c.Args, c.Spec, c.W
-	c.W = w
-	defer func() { c.Args, c.Spec, c.W = savedArgs, savedSpec, savedW }()
+	c.W, c.scripted = w, true
+	defer func() { c.Args, c.Spec, c.W, c.scripted = savedArgs, savedSpec, savedW, false }()
 	writes := c.txn.writes
 	start, _ := c.runInTxn(spec, args)
 	if spec.Flags&(FlagAdmin|FlagSkipMonitor) == 0 {
