@@ -543,6 +543,11 @@ func TestMaxClientsAndIdleTimeout(t *testing.T) {
 	if got := admin.Do("CONFIG", "SET", "maxclients", "2"); got != "+OK\r\n" {
 		t.Fatal(got)
 	}
+	// The harness's own connections (its start-up probe) may still be
+	// closing: wait until admin is the only client.
+	waitFor(t, 10*time.Second, "admin alone", func() bool {
+		return strings.Contains(admin.Do("INFO", "clients"), "connected_clients:1\r\n")
+	})
 	second := n.Raw()
 	if got := second.Do("PING"); got != "+PONG\r\n" {
 		t.Fatal(got)
