@@ -150,6 +150,7 @@ func (n *Node) start() {
 		n.cmd.Env = append(os.Environ(), n.env...)
 	}
 	n.cmd.Dir = n.Dir
+	dieWithTests(n.cmd)
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatalf("start %s: %v", n.Name, err)
 	}
