@@ -85,6 +85,14 @@ for pipeline in 1 16; do
 	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -r 100000 -P "$pipeline" hget myhash element:__rand_int__)
 	echo "| HGET myhash element:__rand_int__ -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 done
+# Sets: redis-benchmark's SADD adds random members to one set (once most
+# are in, an SADD writes nothing); SISMEMBER reads them.
+for pipeline in 1 16; do
+	read -r c r < <(pair "$cp" "$rp" sadd -c 50 -n "$N" -r 100000 -P "$pipeline")
+	echo "| SADD -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -r 100000 -P "$pipeline" sismember myset element:__rand_int__)
+	echo "| SISMEMBER myset element:__rand_int__ -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+done
 stop "$cp"; stop "$rp"
 
 # Keyspace notifications: SET throughput with notify-keyspace-events KEA
