@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cairnkv/cairn/glob"
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -95,6 +96,71 @@ func (c *Ctx) fields(m *storage.Metadata, fn func(f, v []byte) bool) bool {
 		return false
 	}
 	return true
+}
+
+// membersWhere returns the distinct members among args that the
+// collection k (m: its metadata, a new one's when k is not live) has, or
+// lacks when has is false, in argument order; on a storage error it
+// replies and returns ok=false.
+func (c *Ctx) membersWhere(k *keyState, m *storage.Metadata, args [][]byte, has bool) (out [][]byte, ok bool) {
+	seen := make(map[string]bool, len(args))
+	for _, x := range args {
+		if seen[string(x)] {
+			continue
+		}
+		seen[string(x)] = true
+		_, found, ok := c.liveField(k, m, x)
+		if !ok {
+			return nil, false
+		}
+		if found == has {
+			out = append(out, x)
+		}
+	}
+	return out, true
+}
+
+// removeMembers adds to b the removal of gone (members of the live
+// collection key, k: its state) with the event code, and deletes the key
+// with its last members ("del" after code), as Redis does.
+func (c *Ctx) removeMembers(b *storage.Batch, key []byte, k *keyState, gone [][]byte, code notify.Code) {
+	if uint64(len(gone)) >= k.m.Size {
+		c.del(b, key, k, code, notify.CodeDel)
+		return
+	}
+	for _, x := range gone {
+		b.PutField(c.ns(), k.m.Version, x, nil)
+	}
+	m := k.m
+	m.Size -= uint64(len(gone))
+	c.put(b, key, k, m, code)
+}
+
+// removeCommand is HDEL and SREM (Args: name, key, members...) of
+// collections of type t: it removes the members the key has, with cmd's
+// LogData and the event code, and replies how many.
+func removeCommand(c *Ctx, t storage.Type, cmd storage.Command, code notify.Code) {
+	key := c.Args[1]
+	defer c.lock(key)()
+	k, ok := c.readOf(key, t)
+	if !ok {
+		return
+	}
+	var gone [][]byte
+	if k.live {
+		if gone, ok = c.membersWhere(&k, &k.m, c.Args[2:], true); !ok {
+			return
+		}
+	}
+	if len(gone) == 0 {
+		c.W.Int(0)
+		return
+	}
+	b := c.newBatch(t, cmd)
+	c.removeMembers(b, key, &k, gone, code)
+	if c.commit(b) {
+		c.W.Int(int64(len(gone)))
+	}
 }
 
 // discard drops b after a failed read, unless it is the shared batch of

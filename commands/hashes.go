@@ -86,30 +86,22 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	seen := make(map[string]bool, len(c.Args)/2)
-	added := int64(0)
+	fields := make([][]byte, 0, len(c.Args)/2)
 	for i := 2; i < len(c.Args); i += 2 {
-		f := c.Args[i]
-		if seen[string(f)] {
-			continue
-		}
-		seen[string(f)] = true
-		_, found, ok := c.liveField(&k, &m, f)
-		if !ok {
-			return 0, false
-		}
-		if !found {
-			added++
-		}
+		fields = append(fields, c.Args[i])
 	}
-	m.Size += uint64(added)
+	added, ok := c.membersWhere(&k, &m, fields, false)
+	if !ok {
+		return 0, false
+	}
+	m.Size += uint64(len(added))
 	b := c.newBatch(storage.TypeHash, cmd)
 	for i := 2; i < len(c.Args); i += 2 {
 		b.PutField(c.ns(), m.Version, c.Args[i], c.Args[i+1])
 		m.Flags = c.grownHash(&m, c.Args[i], c.Args[i+1])
 	}
 	c.put(b, key, &k, m, notify.CodeHSet)
-	return added, c.commit(b)
+	return int64(len(added)), c.commit(b)
 }
 
 func cmdHSetNX(c *Ctx) {
@@ -185,53 +177,7 @@ func cmdHMGet(c *Ctx) {
 	}
 }
 
-func cmdHDel(c *Ctx) {
-	key := c.Args[1]
-	unlock := c.lock(key)
-	defer unlock()
-	k, ok := c.readOf(key, storage.TypeHash)
-	if !ok {
-		return
-	}
-	if !k.live {
-		c.W.Int(0)
-		return
-	}
-	var gone [][]byte
-	seen := make(map[string]bool, len(c.Args)-2)
-	for _, f := range c.Args[2:] {
-		if seen[string(f)] {
-			continue
-		}
-		seen[string(f)] = true
-		_, found, ok := c.field(&k.m, f)
-		if !ok {
-			return
-		}
-		if found {
-			gone = append(gone, f)
-		}
-	}
-	if len(gone) == 0 {
-		c.W.Int(0)
-		return
-	}
-	b := c.newBatch(storage.TypeHash, storage.CmdHDel)
-	if uint64(len(gone)) >= k.m.Size {
-		// The last fields: the key goes with them, as in Redis.
-		c.del(b, key, &k, notify.CodeHDel, notify.CodeDel)
-	} else {
-		for _, f := range gone {
-			b.PutField(c.ns(), k.m.Version, f, nil)
-		}
-		m := k.m
-		m.Size -= uint64(len(gone))
-		c.put(b, key, &k, m, notify.CodeHDel)
-	}
-	if c.commit(b) {
-		c.W.Int(int64(len(gone)))
-	}
-}
+func cmdHDel(c *Ctx) { removeCommand(c, storage.TypeHash, storage.CmdHDel, notify.CodeHDel) }
 
 func cmdHLen(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)

@@ -122,20 +122,9 @@ func cmdSAdd(c *Ctx) {
 	if !ok {
 		return
 	}
-	var added [][]byte
-	seen := make(map[string]bool, len(c.Args)-2)
-	for _, x := range c.Args[2:] {
-		if seen[string(x)] {
-			continue
-		}
-		seen[string(x)] = true
-		_, found, ok := c.liveField(&k, &m, x)
-		if !ok {
-			return
-		}
-		if !found {
-			added = append(added, x)
-		}
+	added, ok := c.membersWhere(&k, &m, c.Args[2:], false)
+	if !ok {
+		return
 	}
 	if len(added) == 0 {
 		c.W.Int(0)
@@ -143,9 +132,6 @@ func cmdSAdd(c *Ctx) {
 	}
 	m.Size += uint64(len(added))
 	m.Flags = c.grownSet(&m, added...)
-	if !k.live && len(added) == 1 && !c.setIntset(0, added...) {
-		m.Flags |= storage.FlagHashTable // Redis's set of one starts as it must
-	}
 	b := c.newBatch(storage.TypeSet, storage.CmdSAdd)
 	for _, x := range added {
 		b.PutField(c.ns(), m.Version, x, empty)
@@ -156,59 +142,7 @@ func cmdSAdd(c *Ctx) {
 	}
 }
 
-// removeMembers adds to b the removal of gone (members of the live set
-// key, k: its state) with the event code, and deletes the key with its
-// last members ("del" after code), as Redis does.
-func (c *Ctx) removeMembers(b *storage.Batch, key []byte, k *keyState, gone [][]byte, code notify.Code) {
-	if uint64(len(gone)) >= k.m.Size {
-		c.del(b, key, k, code, notify.CodeDel)
-		return
-	}
-	for _, x := range gone {
-		b.PutField(c.ns(), k.m.Version, x, nil)
-	}
-	m := k.m
-	m.Size -= uint64(len(gone))
-	c.put(b, key, k, m, code)
-}
-
-func cmdSRem(c *Ctx) {
-	key := c.Args[1]
-	unlock := c.lock(key)
-	defer unlock()
-	k, ok := c.readOf(key, storage.TypeSet)
-	if !ok {
-		return
-	}
-	if !k.live {
-		c.W.Int(0)
-		return
-	}
-	var gone [][]byte
-	seen := make(map[string]bool, len(c.Args)-2)
-	for _, x := range c.Args[2:] {
-		if seen[string(x)] {
-			continue
-		}
-		seen[string(x)] = true
-		_, found, ok := c.field(&k.m, x)
-		if !ok {
-			return
-		}
-		if found {
-			gone = append(gone, x)
-		}
-	}
-	if len(gone) == 0 {
-		c.W.Int(0)
-		return
-	}
-	b := c.newBatch(storage.TypeSet, storage.CmdSRem)
-	c.removeMembers(b, key, &k, gone, notify.CodeSRem)
-	if c.commit(b) {
-		c.W.Int(int64(len(gone)))
-	}
-}
+func cmdSRem(c *Ctx) { removeCommand(c, storage.TypeSet, storage.CmdSRem, notify.CodeSRem) }
 
 func cmdSIsMember(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeSet, false)
@@ -435,9 +369,6 @@ func cmdSMove(c *Ctx) {
 	if !there {
 		dm.Size++
 		dm.Flags = c.grownSet(&dm, x)
-		if !d.live && !c.setIntset(0, x) {
-			dm.Flags |= storage.FlagHashTable
-		}
 		b.PutField(c.ns(), dm.Version, x, empty)
 		c.put(b, dst, &d, dm, notify.CodeSAdd)
 	}
