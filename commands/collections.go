@@ -202,30 +202,9 @@ func scanMembers(c *Ctx, t storage.Type, withValues bool) {
 		c.W.Array(0)
 		return
 	}
-	count := int64(10)
-	var pattern []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		rest := len(c.Args) - i
-		switch opt := keyword(c.Args[i]); {
-		case opt == "count" && rest >= 2:
-			n, ok := c.intArg(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case opt == "match" && rest >= 2:
-			pattern = c.Args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		default:
-			c.W.Error(errSyntax)
-			return
-		}
+	count, pattern, _, ok := c.scanOptions(3, false)
+	if !ok {
+		return
 	}
 	whole := k.m.Flags&storage.FlagHashTable == 0
 	var start []byte

@@ -437,34 +437,9 @@ func cmdScan(c *Ctx) {
 		c.W.Error("ERR invalid cursor")
 		return
 	}
-	count := int64(10)
-	var pattern []byte
-	typeName := ""
-	for i := 2; i < len(c.Args); {
-		rest := len(c.Args) - i
-		switch opt := keyword(c.Args[i]); {
-		case opt == "count" && rest >= 2:
-			n, ok := c.intArg(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case opt == "match" && rest >= 2:
-			pattern = c.Args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
-			}
-		case opt == "type" && rest >= 2:
-			typeName = keyword(c.Args[i+1])
-		default:
-			c.W.Error(errSyntax)
-			return
-		}
-		i += 2
+	count, pattern, typeName, ok := c.scanOptions(2, true)
+	if !ok {
+		return
 	}
 	var start []byte
 	if cursor != 0 {
@@ -521,6 +496,40 @@ func cmdScan(c *Ctx) {
 	for _, k := range keys {
 		c.W.Bulk(k)
 	}
+}
+
+// scanOptions parses the options of SCAN (withType) or of HSCAN and
+// SSCAN from argument from on, as Redis does: COUNT (default 10, at
+// least 1), MATCH (nil for "*") and TYPE (lower-cased). It replies with
+// Redis's error and returns ok=false on a bad option.
+func (c *Ctx) scanOptions(from int, withType bool) (count int64, pattern []byte, typeName string, ok bool) {
+	count = 10
+	for i := from; i < len(c.Args); i += 2 {
+		rest := len(c.Args) - i
+		switch opt := keyword(c.Args[i]); {
+		case opt == "count" && rest >= 2:
+			n, ok := c.intArg(i + 1)
+			if !ok {
+				return 0, nil, "", false
+			}
+			if n < 1 {
+				c.W.Error(errSyntax)
+				return 0, nil, "", false
+			}
+			count = n
+		case opt == "match" && rest >= 2:
+			pattern = c.Args[i+1]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		case opt == "type" && rest >= 2 && withType:
+			typeName = keyword(c.Args[i+1])
+		default:
+			c.W.Error(errSyntax)
+			return 0, nil, "", false
+		}
+	}
+	return count, pattern, typeName, true
 }
 
 // scanKeys calls fn for each key of the connection's namespace at or after
