@@ -500,11 +500,24 @@ func TestDecodeString(t *testing.T) {
 	}
 }
 
-func TestDecodeHashErrors(t *testing.T) {
-	for _, c := range hashErrors() {
+func TestDecodeHashErrors(t *testing.T) { checkDecodeCases(t, hashErrors(), TypeHash) }
+
+// decodeCase is a payload body and the error Decode returns for it with
+// maxLen 255 (nil: it decodes).
+type decodeCase struct {
+	name string
+	body []byte
+	want error
+}
+
+// checkDecodeCases checks Decode on each case; a case that decodes must
+// give a value of type typ.
+func checkDecodeCases(t *testing.T, cases []decodeCase, typ Type) {
+	t.Helper()
+	for _, c := range cases {
 		v, err := Decode(withFooter(c.body, Version), 255)
 		if c.want == nil {
-			if err != nil || v.Type != TypeHash {
+			if err != nil || v.Type != typ {
 				t.Errorf("%s: %+v, %v", c.name, v, err)
 			}
 			continue
@@ -518,20 +531,12 @@ func TestDecodeHashErrors(t *testing.T) {
 // hashErrors are bodies of payloads and the error Decode returns for them
 // with maxLen 255; a few valid ones (nil) show that the others fail for
 // the reason their names say.
-func hashErrors() []struct {
-	name string
-	body []byte
-	want error
-} {
+func hashErrors() []decodeCase {
 	lp := func(entries ...string) []byte { return listpack(len(entries), entries...) }
 	goodLP := lp("\x81a", "\x81b")
 	zipl := ziplist([]string{"a", "b"})
 	edit := func(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
-	return []struct {
-		name string
-		body []byte
-		want error
-	}{
+	return []decodeCase{
 		{"list", []byte("\x01\x01\x01a"), ErrUnsupportedType},
 		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
 		{"zset2", []byte("\x05\x01"), ErrUnsupportedType},

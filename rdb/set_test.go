@@ -295,38 +295,17 @@ func TestSetType(t *testing.T) {
 	}
 }
 
-func TestDecodeSetErrors(t *testing.T) {
-	for _, c := range setErrors() {
-		v, err := Decode(withFooter(c.body, Version), 255)
-		if c.want == nil {
-			if err != nil || v.Type != TypeSet {
-				t.Errorf("%s: %+v, %v", c.name, v, err)
-			}
-			continue
-		}
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-	}
-}
+func TestDecodeSetErrors(t *testing.T) { checkDecodeCases(t, setErrors(), TypeSet) }
 
 // setErrors are bodies of payloads and the error Decode returns for them
 // with maxLen 255; a few valid ones (nil) show that the others fail for
 // the reason their names say.
-func setErrors() []struct {
-	name string
-	body []byte
-	want error
-} {
+func setErrors() []decodeCase {
 	lp := func(entries ...string) []byte { return listpack(len(entries), entries...) }
 	goodLP := lp("\x81a", "\x81b")
 	goodIS := intset(isInt16, -1, 2)
 	edit := func(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
-	return []struct {
-		name string
-		body []byte
-		want error
-	}{
+	return []decodeCase{
 		{"list", []byte("\x01\x01\x01a"), ErrUnsupportedType},
 		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
 		{"zset listpack", []byte("\x11\x01"), ErrUnsupportedType},
