@@ -163,6 +163,20 @@ func removeCommand(c *Ctx, t storage.Type, cmd storage.Command, code notify.Code
 	}
 }
 
+// cardinality is HLEN and SCARD: the member count of the collection of
+// type t at Args[1], 0 for none, from its metadata alone.
+func cardinality(c *Ctx, t storage.Type) {
+	k, unlock, ok := c.lookupOf(c.Args[1], t, false)
+	defer unlock()
+	switch {
+	case !ok:
+	case k.live:
+		c.W.Int(int64(k.m.Size))
+	default:
+		c.W.Int(0)
+	}
+}
+
 // discard drops b after a failed read, unless it is the shared batch of
 // EXEC or a pipelined group.
 func (c *Ctx) discard(b *storage.Batch) {

@@ -179,18 +179,7 @@ func cmdHMGet(c *Ctx) {
 
 func cmdHDel(c *Ctx) { removeCommand(c, storage.TypeHash, storage.CmdHDel, notify.CodeHDel) }
 
-func cmdHLen(c *Ctx) {
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
-	defer unlock()
-	if !ok {
-		return
-	}
-	if !k.live {
-		c.W.Int(0)
-		return
-	}
-	c.W.Int(int64(k.m.Size))
-}
+func cmdHLen(c *Ctx) { cardinality(c, storage.TypeHash) }
 
 func cmdHStrLen(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)

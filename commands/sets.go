@@ -182,18 +182,7 @@ func cmdSMIsMember(c *Ctx) {
 	}
 }
 
-func cmdSCard(c *Ctx) {
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeSet, false)
-	defer unlock()
-	if !ok {
-		return
-	}
-	if !k.live {
-		c.W.Int(0)
-		return
-	}
-	c.W.Int(int64(k.m.Size))
-}
+func cmdSCard(c *Ctx) { cardinality(c, storage.TypeSet) }
 
 func cmdSMembers(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeSet, true)

@@ -510,6 +510,31 @@ type decodeCase struct {
 	want error
 }
 
+// namedBody is a payload body and its name.
+type namedBody struct {
+	name string
+	body []byte
+}
+
+// checkBoundedDecode checks that each body, a payload claiming far more
+// than it holds, fails with ErrFormat having allocated under 16 KB.
+func checkBoundedDecode(t *testing.T, cases []namedBody) {
+	t.Helper()
+	for _, c := range cases {
+		payload := withFooter(c.body, Version)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(payload, 1<<30)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: %v, want ErrFormat", c.name, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<10 {
+			t.Errorf("%s: %d bytes allocated", c.name, n)
+		}
+	}
+}
+
 // checkDecodeCases checks Decode on each case; a case that decodes must
 // give a value of type typ.
 func checkDecodeCases(t *testing.T, cases []decodeCase, typ Type) {
@@ -635,10 +660,7 @@ func blobPayloadBody(typ byte, blob []byte) []byte {
 // A payload of a few bytes that claims huge counts or lengths fails
 // without allocating for them.
 func TestDecodeHugeClaims(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		body []byte
-	}{
+	checkBoundedDecode(t, []namedBody{
 		{"2^40 pairs", []byte("\x04\x81\x00\x00\x01\x00\x00\x00\x00\x00\x01a\x01b")},
 		{"2^32-1 pairs", []byte("\x04\x80\xff\xff\xff\xff\x01a\x01b")},
 		{"LZF field of 1 GiB", []byte("\x04\x01\xc3\x02\x80\x40\x00\x00\x00\x01aa\x01b")},
@@ -648,19 +670,7 @@ func TestDecodeHugeClaims(t *testing.T) {
 			binary.LittleEndian.PutUint16(h[8:], 65534)
 		}))},
 		{"zipmap count 253", blobPayloadBody(typeHashZipmap, []byte("\xfd\x01a\x01\x00b\xff"))},
-	} {
-		payload := withFooter(c.body, Version)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		_, err := Decode(payload, 1<<30)
-		runtime.ReadMemStats(&after)
-		if !errors.Is(err, ErrFormat) {
-			t.Errorf("%s: %v, want ErrFormat", c.name, err)
-		}
-		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<10 {
-			t.Errorf("%s: %d bytes allocated", c.name, n)
-		}
-	}
+	})
 }
 
 // Decoded hashes do not share memory with the payload, and appending to
