@@ -609,19 +609,11 @@ func (c *Ctx) reclaim(key []byte, k keyState) (keyState, error) {
 	return keyState{}, nil
 }
 
-// readString returns a live string key. It writes a WRONGTYPE or storage
-// error reply and returns ok=false when the key holds another type or
-// cannot be read.
-func (c *Ctx) readString(key []byte) (k keyState, ok bool) {
-	if k, ok = c.readStringMeta(key); !ok {
-		return k, false
-	}
-	return k, c.loadValue(key, &k)
-}
-
-// lookupString is readString for a command that reads key as Redis's
-// lookupKeyRead does: the lookup also counts as a keyspace hit or miss,
-// and a miss publishes keymiss (lookedUp).
+// lookupString returns a string key with its value loaded, for a command
+// that reads key as Redis's lookupKeyRead does: the lookup counts as a
+// keyspace hit or miss, and a miss publishes keymiss (lookedUp). It
+// writes a WRONGTYPE or storage error reply and returns ok=false when the
+// key holds another type or cannot be read.
 func (c *Ctx) lookupString(key []byte) (k keyState, ok bool) {
 	if k, ok = c.lookupStringMeta(key); !ok {
 		return k, false
@@ -644,8 +636,9 @@ func (c *Ctx) lookupStringMeta(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
-// readStringMeta is readString without reading an out-of-line value
-// (for commands that need its length or a part of it).
+// readStringMeta returns a live string key's state without reading an
+// out-of-line value (for commands that need its length or a part of it),
+// or writes a WRONGTYPE or storage error reply and returns ok=false.
 func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {
 	if k, ok = c.read(key); !ok {
 		return k, false
