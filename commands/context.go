@@ -636,7 +636,7 @@ func (c *Ctx) lookupStringMeta(key []byte) (k keyState, ok bool) {
 	return k, true
 }
 
-// readStringMeta returns a live string key's state without reading an
+// readStringMeta returns key's state (a string's, if live) without reading an
 // out-of-line value (for commands that need its length or a part of it),
 // or writes a WRONGTYPE or storage error reply and returns ok=false.
 func (c *Ctx) readStringMeta(key []byte) (k keyState, ok bool) {

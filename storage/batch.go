@@ -34,12 +34,12 @@ type Batch struct {
 	earliest int64
 	// solo keeps the batch out of commit groups (see mergeable).
 	solo bool
-	// e is the engine that made the batch, which reads the fields of a
-	// hash the batch deletes (dropFields).
+	// e is the engine that made the batch, which reads the members of a
+	// hash or set the batch deletes (dropFields).
 	e *Engine
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
-	// subkeys holds the chunk and hash-field records a transaction's
+	// subkeys holds the chunk and member (field) records a transaction's
 	// batch wrote (nil value: deleted), by their Pebble keys, for its
 	// later commands' reads, when trackSubkeys is set (NewTxnBatch).
 	subkeys      map[string][]byte
@@ -155,8 +155,8 @@ func (b *Batch) addDelta(ns string, d KeyCount) {
 // or not), so the key count, the expiry index and value records stay
 // exact.
 //
-// A hash's m names its fields by ID: the same as old's keeps them, and
-// old's go when they are others.
+// A hash's or a set's m names its members by ID: the same as old's keeps
+// them, and old's go when they are others.
 //
 // A string value longer than the batch's inline maximum is written in
 // chunk records, and the metadata records its length. A string m that is
@@ -187,8 +187,9 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 			m.Flags &^= FlagExternalValue | FlagChunkedValue
 			m.Size, m.Version = 0, 0
 		}
-		// A hash's new metadata keeps its fields (same ID), or names
-		// fields the batch just wrote under a new one (COPY, RESTORE).
+		// A collection's new metadata keeps its members (same ID), or
+		// names members the batch just wrote under a new one (COPY,
+		// RESTORE).
 		if m.Type == TypeString || old == nil || old.Type != m.Type || old.Version != m.Version {
 			b.dropValue(ns, key, old, 0)
 		}

@@ -98,7 +98,7 @@ func (b *Batch) putChunk(ns string, id uint64, idx uint32, v []byte) {
 	b.putSubkey(chunkKey(make([]byte, 0, 14+len(ns)), ns, id, idx), v)
 }
 
-// putSubkey writes record k, a chunk or a hash field, as v; v == nil
+// putSubkey writes record k, a chunk or a member (field), as v; v == nil
 // deletes it. A tracking batch keeps its own copy of v.
 func (b *Batch) putSubkey(k, v []byte) {
 	if v == nil {
@@ -150,7 +150,7 @@ var zeroChunk [chunkSize]byte
 // each new one, few. Tests lower it.
 var rangeDropChunks uint32 = 64
 
-// dropValue deletes the out-of-line value or the hash fields old
+// dropValue deletes the out-of-line value or the members old
 // describes (key's), except its chunks below keep (those the caller
 // rewrites).
 func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
