@@ -149,6 +149,11 @@ func FuzzConnection(f *testing.F) {
 		"AUTH nobody pw\r\nHELLO 2 AUTH x y\r\nACL LOG 1\r\nCONFIG SET acllog-max-len 0\r\nAUTH a b\r\nACL LOG\r\nACL CAT string\r\n" +
 			"ACL DRYRUN default client\r\nACL DRYRUN default config get x\r\nACL GENPASS 4096\r\nACL GETUSER default\r\nACL LOG RESET\r\nACL SETUSER x >p\r\n",
 		"FAILOVER\r\nFAILOVER ABORT\r\nFAILOVER TO 127.0.0.1 1 TIMEOUT 5 FORCE\r\nFAILOVER TIMEOUT 0\r\nPSYNC x 1 FAILOVER\r\nINFO replication\r\n",
+		"HSET h a 1 b 2\r\nHINCRBY h a 9223372036854775807\r\nHINCRBYFLOAT h b 1e400\r\nHGETALL h\r\nHSCAN h 0 COUNT 0\r\n" +
+			"HRANDFIELD h -5 WITHVALUES\r\nHMGET h a c\r\nHDEL h a b\r\nHSETNX h c 3\r\nRENAME h x\r\nDUMP x\r\nOBJECT ENCODING x\r\n",
+		"SADD s 1 2 x\r\nSMOVE s t 1\r\nSINTERSTORE d s t\r\nSINTERCARD 2 s t LIMIT 1\r\nSPOP s 5\r\nSRANDMEMBER t -3\r\n" +
+			"SSCAN t 0 MATCH *\r\nDUMP t\r\nCOPY t u\r\nSUNION t u nosuch\r\nSDIFF u t\r\nMEMORY USAGE u SAMPLES 0\r\n",
+		"MULTI\r\nHSET h f v\r\nSADD s m\r\nDEL h\r\nHGETALL h\r\nSMEMBERS s\r\nSET s x\r\nSADD s y\r\nEXEC\r\nHLEN h\r\nSCARD s\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
