@@ -51,8 +51,9 @@ test-e2e:
 # TestRoleChangeBesideKeys and transactions.txt also run, is left to
 # test-e2e, as are the differentials' script streams (the TestScript*
 # tests run the scripting paths under the race detector) and
-# TestHugeValues, 28 s under the race detector, whose large-batch and
-# disk-only log paths TestLargeValueFaults* and TestLargeValues also run.
+# TestHugeValues, 28 s under the race detector (its path of a batch
+# Pebble applies as a memtable of its own runs under the race detector in
+# storage's unit tests, TestApplyReplicatedKeepsTheBytes).
 RACE_LOGS := $(CURDIR)/bin/race-logs
 test-e2e-race:
 	$(GO) build -race -o bin/cairn-race ./cmd/cairn
