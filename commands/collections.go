@@ -177,6 +177,24 @@ func cardinality(c *Ctx, t storage.Type) {
 	}
 }
 
+// memberExists is HEXISTS and SISMEMBER: 1 when the collection of type
+// t at Args[1] has the member Args[2], else 0.
+func memberExists(c *Ctx, t storage.Type) {
+	k, unlock, ok := c.lookupOf(c.Args[1], t, false)
+	defer unlock()
+	if !ok {
+		return
+	}
+	_, found, ok := c.liveField(&k, &k.m, c.Args[2])
+	switch {
+	case !ok:
+	case found:
+		c.W.Int(1)
+	default:
+		c.W.Int(0)
+	}
+}
+
 // discard drops b after a failed read, unless it is the shared batch of
 // EXEC or a pipelined group.
 func (c *Ctx) discard(b *storage.Batch) {

@@ -106,25 +106,13 @@ func hsetGeneric(c *Ctx, cmd storage.Command) (int64, bool) {
 
 func cmdHSetNX(c *Ctx) {
 	key, f, v := c.Args[1], c.Args[2], c.Args[3]
-	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
+	k, m, _, found, unlock, ok := c.lockedField(key, f)
 	defer unlock()
-	if !ok {
-		return
-	}
-	_, found, ok := c.liveField(&k, &m, f)
-	if !ok {
-		return
-	}
-	if found {
+	switch {
+	case !ok:
+	case found:
 		c.W.Int(0)
-		return
-	}
-	m.Size++
-	m.Flags = c.grownHash(&m, f, v)
-	b := c.newBatch(storage.TypeHash, storage.CmdHSetNX)
-	b.PutField(c.ns(), m.Version, f, v)
-	c.put(b, key, &k, m, notify.CodeHSet)
-	if c.commit(b) {
+	case c.putField(storage.CmdHSetNX, key, &k, m, f, v, false, notify.CodeHSet):
 		c.W.Int(1)
 	}
 }
@@ -193,21 +181,7 @@ func cmdHStrLen(c *Ctx) {
 	}
 }
 
-func cmdHExists(c *Ctx) {
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, false)
-	defer unlock()
-	if !ok {
-		return
-	}
-	_, found, ok := c.liveField(&k, &k.m, c.Args[2])
-	switch {
-	case !ok:
-	case found:
-		c.W.Int(1)
-	default:
-		c.W.Int(0)
-	}
-}
+func cmdHExists(c *Ctx) { memberExists(c, storage.TypeHash) }
 
 func cmdHIncrBy(c *Ctx) {
 	key, f := c.Args[1], c.Args[2]
@@ -215,12 +189,8 @@ func cmdHIncrBy(c *Ctx) {
 	if !ok {
 		return
 	}
-	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
+	k, m, v, found, unlock, ok := c.lockedField(key, f)
 	defer unlock()
-	if !ok {
-		return
-	}
-	v, found, ok := c.liveField(&k, &m, f)
 	if !ok {
 		return
 	}
@@ -252,12 +222,8 @@ func cmdHIncrByFloat(c *Ctx) {
 		c.W.Error("ERR value is NaN or Infinity")
 		return
 	}
-	k, m, unlock, ok := c.lockedOf(key, storage.TypeHash)
+	k, m, v, found, unlock, ok := c.lockedField(key, f)
 	defer unlock()
-	if !ok {
-		return
-	}
-	v, found, ok := c.liveField(&k, &m, f)
 	if !ok {
 		return
 	}
@@ -277,6 +243,17 @@ func cmdHIncrByFloat(c *Ctx) {
 	if c.putField(storage.CmdHIncrByFloat, key, &k, m, f, v, found, notify.CodeHIncrByFloat) {
 		c.W.Bulk(v)
 	}
+}
+
+// lockedField takes the lock of the hash key for a write of its field f
+// and returns the key's state, the metadata to write (lockedOf) and the
+// field's value, if it has one. On WRONGTYPE or a storage error it
+// replies and returns ok=false; unlock is to be deferred either way.
+func (c *Ctx) lockedField(key, f []byte) (k keyState, m storage.Metadata, v []byte, found bool, unlock func(), ok bool) {
+	if k, m, unlock, ok = c.lockedOf(key, storage.TypeHash); ok {
+		v, found, ok = c.liveField(&k, &m, f)
+	}
+	return k, m, v, found, unlock, ok
 }
 
 // putField commits cmd's write of field f of the hash key (k: its state;

@@ -144,21 +144,7 @@ func cmdSAdd(c *Ctx) {
 
 func cmdSRem(c *Ctx) { removeCommand(c, storage.TypeSet, storage.CmdSRem, notify.CodeSRem) }
 
-func cmdSIsMember(c *Ctx) {
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeSet, false)
-	defer unlock()
-	if !ok {
-		return
-	}
-	_, found, ok := c.liveField(&k, &k.m, c.Args[2])
-	switch {
-	case !ok:
-	case found:
-		c.W.Int(1)
-	default:
-		c.W.Int(0)
-	}
-}
+func cmdSIsMember(c *Ctx) { memberExists(c, storage.TypeSet) }
 
 func cmdSMIsMember(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeSet, true)
