@@ -95,7 +95,13 @@ var redisHashes = []struct {
 // readHex reads a payload from testdata/hashes.
 func readHex(t testing.TB, file string) []byte {
 	t.Helper()
-	h, err := os.ReadFile(filepath.Join("testdata", "hashes", file+".hex"))
+	return readHexIn(t, "hashes", file)
+}
+
+// readHexIn returns the payload testdata/dir/file.hex holds in hex.
+func readHexIn(t testing.TB, dir, file string) []byte {
+	t.Helper()
+	h, err := os.ReadFile(filepath.Join("testdata", dir, file+".hex"))
 	if err != nil {
 		t.Fatal(err)
 	}

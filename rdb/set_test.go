@@ -3,11 +3,8 @@ package rdb
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,15 +55,7 @@ var redisSets = []struct {
 // readSetHex reads a payload from testdata/sets.
 func readSetHex(t testing.TB, file string) []byte {
 	t.Helper()
-	h, err := os.ReadFile(filepath.Join("testdata", "sets", file+".hex"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return b
+	return readHexIn(t, "sets", file)
 }
 
 // membersOf converts strings to set members.
