@@ -1252,29 +1252,11 @@ func (g *diffGen) member() string {
 	}
 }
 
-func (g *diffGen) members(min, max int) []string {
-	n := min + g.rng.IntN(max-min+1)
-	out := make([]string, n)
+// several returns min to max values of one.
+func (g *diffGen) several(min, max int, one func() string) []string {
+	out := make([]string, min+g.rng.IntN(max-min+1))
 	for i := range out {
-		out[i] = g.member()
-	}
-	return out
-}
-
-func (g *diffGen) fields(min, max int) []string {
-	n := min + g.rng.IntN(max-min+1)
-	out := make([]string, n)
-	for i := range out {
-		out[i] = g.field()
-	}
-	return out
-}
-
-func (g *diffGen) keys(min, max int) []string {
-	n := min + g.rng.IntN(max-min+1)
-	out := make([]string, n)
-	for i := range out {
-		out[i] = g.key()
+		out[i] = one()
 	}
 	return out
 }
@@ -1292,10 +1274,10 @@ var diffBuilders = []diffBuilder{
 	{2, func(g *diffGen) []string { return []string{g.word("setnx"), g.key(), g.value()} }},
 	{3, func(g *diffGen) []string { return []string{g.word("setex"), g.key(), g.relTime(false), g.value()} }},
 	{2, func(g *diffGen) []string { return []string{g.word("psetex"), g.key(), g.relTime(true), g.value()} }},
-	{3, func(g *diffGen) []string { return append([]string{g.word("mget")}, g.keys(1, 5)...) }},
+	{3, func(g *diffGen) []string { return append([]string{g.word("mget")}, g.several(1, 5, g.key)...) }},
 	{3, func(g *diffGen) []string {
 		args := []string{g.word("mset")}
-		for _, k := range g.keys(1, 4) {
+		for _, k := range g.several(1, 4, g.key) {
 			args = append(args, k, g.value())
 		}
 		if g.chance(0.05) {
@@ -1305,7 +1287,7 @@ var diffBuilders = []diffBuilder{
 	}},
 	{2, func(g *diffGen) []string {
 		args := []string{g.word("msetnx")}
-		for _, k := range g.keys(1, 3) {
+		for _, k := range g.several(1, 3, g.key) {
 			args = append(args, k, g.value())
 		}
 		if g.chance(0.05) {
@@ -1341,10 +1323,10 @@ var diffBuilders = []diffBuilder{
 	{2, func(g *diffGen) []string { return []string{g.word("decr"), g.key()} }},
 	{2, func(g *diffGen) []string { return []string{g.word("decrby"), g.key(), g.intArg()} }},
 	{3, func(g *diffGen) []string {
-		return append([]string{g.word(g.pick([]string{"del", "unlink"}))}, g.keys(1, 4)...)
+		return append([]string{g.word(g.pick([]string{"del", "unlink"}))}, g.several(1, 4, g.key)...)
 	}},
-	{3, func(g *diffGen) []string { return append([]string{g.word("exists")}, g.keys(1, 4)...) }},
-	{1, func(g *diffGen) []string { return append([]string{g.word("touch")}, g.keys(1, 4)...) }},
+	{3, func(g *diffGen) []string { return append([]string{g.word("exists")}, g.several(1, 4, g.key)...) }},
+	{1, func(g *diffGen) []string { return append([]string{g.word("touch")}, g.several(1, 4, g.key)...) }},
 	{8, func(g *diffGen) []string {
 		name := g.pick([]string{"expire", "pexpire", "expireat", "pexpireat"})
 		args := []string{g.word(name), g.key(), g.expireTime(strings.HasSuffix(name, "at"), name[0] == 'p')}
@@ -1447,7 +1429,7 @@ var diffBuilders = []diffBuilder{
 		if strings.EqualFold(op, "not") && g.chance(0.9) {
 			return append(args, g.key())
 		}
-		return append(args, g.keys(1, 3)...)
+		return append(args, g.several(1, 3, g.key)...)
 	}},
 	{4, func(g *diffGen) []string {
 		name := "bitfield"
@@ -1545,8 +1527,12 @@ var diffBuilders = []diffBuilder{
 	}},
 	{2, func(g *diffGen) []string { return []string{g.word("hsetnx"), g.key(), g.field(), g.value()} }},
 	{3, func(g *diffGen) []string { return []string{g.word("hget"), g.key(), g.field()} }},
-	{2, func(g *diffGen) []string { return append([]string{g.word("hmget"), g.key()}, g.fields(1, 4)...) }},
-	{4, func(g *diffGen) []string { return append([]string{g.word("hdel"), g.key()}, g.fields(1, 3)...) }},
+	{2, func(g *diffGen) []string {
+		return append([]string{g.word("hmget"), g.key()}, g.several(1, 4, g.field)...)
+	}},
+	{4, func(g *diffGen) []string {
+		return append([]string{g.word("hdel"), g.key()}, g.several(1, 3, g.field)...)
+	}},
 	{2, func(g *diffGen) []string {
 		switch name := g.pick([]string{"hlen", "hstrlen", "hexists"}); name {
 		case "hlen":
@@ -1588,13 +1574,17 @@ var diffBuilders = []diffBuilder{
 	}},
 	// Sets, over the same keys: integer members (intsets in Redis) and
 	// others, so encodings, WRONGTYPE and the multi-key operations meet.
-	{6, func(g *diffGen) []string { return append([]string{g.word("sadd"), g.key()}, g.members(1, 4)...) }},
-	{3, func(g *diffGen) []string { return append([]string{g.word("srem"), g.key()}, g.members(1, 3)...) }},
+	{6, func(g *diffGen) []string {
+		return append([]string{g.word("sadd"), g.key()}, g.several(1, 4, g.member)...)
+	}},
+	{3, func(g *diffGen) []string {
+		return append([]string{g.word("srem"), g.key()}, g.several(1, 3, g.member)...)
+	}},
 	{2, func(g *diffGen) []string {
 		if g.chance(0.5) {
 			return []string{g.word("sismember"), g.key(), g.member()}
 		}
-		return append([]string{g.word("smismember"), g.key()}, g.members(1, 3)...)
+		return append([]string{g.word("smismember"), g.key()}, g.several(1, 3, g.member)...)
 	}},
 	{2, func(g *diffGen) []string { return []string{g.word(g.pick([]string{"scard", "smembers"})), g.key()} }},
 	{1, func(g *diffGen) []string {
@@ -1612,10 +1602,10 @@ var diffBuilders = []diffBuilder{
 	{2, func(g *diffGen) []string { return []string{g.word("smove"), g.key(), g.key(), g.member()} }},
 	{3, func(g *diffGen) []string {
 		name := g.pick([]string{"sinter", "sunion", "sdiff", "sinterstore", "sunionstore", "sdiffstore"})
-		return append([]string{g.word(name)}, g.keys(1, 3)...)
+		return append([]string{g.word(name)}, g.several(1, 3, g.key)...)
 	}},
 	{1, func(g *diffGen) []string {
-		keys := g.keys(1, 3)
+		keys := g.several(1, 3, g.key)
 		n := strconv.Itoa(len(keys))
 		if g.chance(0.1) {
 			n = g.pick([]string{"0", "-1", "x", "9"})
