@@ -250,9 +250,12 @@ func TestScriptKillBusyAndShutdown(t *testing.T) {
 
 	writer := n.Raw()
 	writer.Send("EVAL \"redis.call('set', 'z', '1') while true do end\" 0\r\n")
+	// Not polled with SCRIPT KILL, which could kill the script before
+	// its write (TestScriptKilledInTransaction says more).
 	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
-		return other.Do("SCRIPT", "KILL") == "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
+		return strings.HasPrefix(other.Do("PING"), "-BUSY")
 	})
+	other.Expect("-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n", "SCRIPT", "KILL")
 	n.Stop() // SIGTERM: the server kills the script and exits
 	n.Restart()
 	c := n.Client()
@@ -289,9 +292,14 @@ func TestScriptKilledInTransaction(t *testing.T) {
 	tx.Expect("+QUEUED\r\n", "SET", "mb", "1")
 	tx.Expect("+QUEUED\r\n", "EVAL", "redis.call('set', 'mz', '1') while true do end", "0")
 	tx.Send("EXEC\r\n")
+	// Polling with SCRIPT KILL could kill the script before its first
+	// write; a BUSY reply comes once it has run 100 ms, long after it.
 	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
-		return strings.HasPrefix(other.Do("SCRIPT", "KILL"), "-UNKILLABLE")
+		return strings.HasPrefix(other.Do("GET", "mb"), "-BUSY")
 	})
+	if got := other.Do("SCRIPT", "KILL"); !strings.HasPrefix(got, "-UNKILLABLE") {
+		t.Fatalf("SCRIPT KILL of a script that wrote: %q", got)
+	}
 	n.Stop()
 	n.Restart()
 	if ex, err := n.Client().Exists(ctx(t), "mb", "mz").Result(); err != nil || ex != 0 {
