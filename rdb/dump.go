@@ -1,9 +1,10 @@
 // Package rdb encodes and decodes the payloads of DUMP and RESTORE: one
 // value in Redis's RDB serialization, followed by the RDB version and a
-// CRC-64 of everything before it. Three types are supported: strings,
-// hashes and sets. Strings are produced with EncodeString and read with
-// DecodeString or Decode; within them, every encoding Redis writes is read
-// (plain, the 8-, 16- and 32-bit integer forms and LZF compression).
+// CRC-64 of everything before it. Four types are supported: strings,
+// hashes, sets and lists. Strings are produced with EncodeString and
+// read with DecodeString or Decode; within them, every encoding Redis
+// writes is read (plain, the 8-, 16- and 32-bit integer forms and LZF
+// compression).
 // Hashes are produced with EncodeHash as a plain RDB hash and read with
 // Decode in each form Redis 7.0 accepts: the plain hash (what Redis writes
 // for a large hash), the listpack (what it writes for a small one) and the
@@ -11,9 +12,12 @@
 // RDB set and read with Decode as a plain set (what Redis writes for a
 // large set or one of strings), an intset (what it writes for a small set
 // of integers) or a listpack (what Redis 7.2 writes for a small set of
-// strings). So a payload from Redis's DUMP restores in Cairn and Cairn's
-// restores in Redis. Other types (lists, sorted sets, streams, modules)
-// are reported as unsupported.
+// strings). Lists are produced with EncodeList as a plain RDB list and
+// read with Decode as a plain list, a ziplist, a quicklist of ziplists or
+// a quicklist 2 of listpacks and plain elements (what Redis 7.0 writes).
+// So a payload from Redis's DUMP restores in Cairn and Cairn's restores
+// in Redis. Other types (sorted sets, streams, modules) are reported as
+// unsupported.
 //
 // Decoding never trusts a length in the payload: it checks it against
 // the bytes present before allocating, so a corrupt payload costs no more
@@ -45,8 +49,8 @@ var (
 	// decoded.
 	ErrFormat = errors.New("rdb: bad data format")
 	// ErrUnsupportedType means the value is of a type the decoder does
-	// not read: a list, a sorted set..., or for DecodeString a hash or a
-	// set.
+	// not read: a sorted set, a stream..., or for DecodeString a hash, a
+	// set or a list.
 	ErrUnsupportedType = errors.New("rdb: value type not supported")
 )
 
@@ -109,8 +113,8 @@ func appendLen(out []byte, n uint64) []byte {
 // the length of the value (proto-max-bulk-len), which an LZF-compressed
 // value could otherwise claim beyond its payload. Bytes between the value
 // and the footer are ignored, as Redis ignores them. A value of another
-// type, a hash or set included, is ErrUnsupportedType: Decode reads
-// hashes and sets.
+// type, a hash, set or list included, is ErrUnsupportedType: Decode
+// reads hashes, sets and lists.
 func DecodeString(payload []byte, maxLen int64) ([]byte, error) {
 	typ, body, err := openPayload(payload)
 	if err != nil {

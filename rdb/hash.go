@@ -29,6 +29,8 @@ const (
 	TypeHash
 	// TypeSet is a set, held in Value.Set.
 	TypeSet
+	// TypeList is a list, held in Value.List.
+	TypeList
 )
 
 // String returns the name Redis's TYPE command gives the type.
@@ -40,6 +42,8 @@ func (t Type) String() string {
 		return "hash"
 	case TypeSet:
 		return "set"
+	case TypeList:
+		return "list"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -58,6 +62,9 @@ type Value struct {
 	// intset, ascending): at least one, and no member twice. Integers
 	// that Redis stores in binary come out as their decimal text.
 	Set [][]byte
+	// List is the elements of a list, in order: at least one. Integers
+	// that Redis stores in binary come out as their decimal text.
+	List [][]byte
 }
 
 // EncodeHash returns the DUMP payload of the hash whose fields and values
@@ -82,21 +89,25 @@ func EncodeHash(pairs [][2][]byte) []byte {
 }
 
 // Decode returns the value of a DUMP payload: a string, a hash in any of
-// the forms Redis 7.0 accepts (plain, zipmap, ziplist or listpack), or a
-// set in any of the forms Redis 7.0 or 7.2 writes (plain, intset or
-// listpack). A value of another type is ErrUnsupportedType. maxLen bounds
-// the length of every string read from the payload (proto-max-bulk-len),
-// compressed or not: a string value, a field or value of a plain hash, a
-// member of a plain set, and the blob that holds a zipmap, ziplist,
-// listpack or intset, and so each of its entries.
+// the forms Redis 7.0 accepts (plain, zipmap, ziplist or listpack), a set
+// in any of the forms Redis 7.0 or 7.2 writes (plain, intset or
+// listpack), or a list in any of the forms Redis 7.0 accepts (plain,
+// ziplist, quicklist of ziplists or quicklist 2). A value of another type
+// is ErrUnsupportedType. maxLen bounds the length of every string read
+// from the payload (proto-max-bulk-len), compressed or not: a string
+// value, a field or value of a plain hash, a member of a plain set, an
+// element of a plain list or a plain quicklist node, and the blob that
+// holds a zipmap, ziplist, listpack or intset, and so each of its
+// entries.
 //
 // Decode is stricter than DecodeString and Redis: bytes between the value
 // and the footer, or after a zipmap's, ziplist's or listpack's terminator,
 // are ErrFormat, as are a hash without fields, a field twice, a set
 // without members, a member twice, an intset whose entry size is not 2,
-// 4 or 8 bytes or whose entries are not in strictly ascending order, and
-// any header, count, length or back-length that does not match the
-// bytes.
+// 4 or 8 bytes or whose entries are not in strictly ascending order, a
+// list without elements, a quicklist node without elements, of an empty
+// element or of a kind other than plain or packed, and any header, count,
+// length or back-length that does not match the bytes.
 func Decode(payload []byte, maxLen int64) (Value, error) {
 	typ, body, err := openPayload(payload)
 	if err != nil {
@@ -137,6 +148,18 @@ func Decode(payload []byte, maxLen int64) (Value, error) {
 				v.Set, err = listpackMembers(blob)
 			}
 		}
+	case typeList:
+		v.Type = TypeList
+		v.List, err = r.list(maxLen)
+	case typeListZiplist:
+		v.Type = TypeList
+		var blob []byte
+		if blob, err = r.boundedStr(maxLen); err == nil {
+			v.List, err = listElements(ziplistEntries(blob))
+		}
+	case typeListQuicklist, typeListQuicklist2:
+		v.Type = TypeList
+		v.List, err = r.quicklist(typ == typeListQuicklist2, maxLen)
 	default:
 		return Value{}, typeError(typ)
 	}

@@ -568,14 +568,13 @@ func hashErrors() []decodeCase {
 	zipl := ziplist([]string{"a", "b"})
 	edit := func(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
 	return []decodeCase{
-		{"list", []byte("\x01\x01\x01a"), ErrUnsupportedType},
 		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
 		{"zset2", []byte("\x05\x01"), ErrUnsupportedType},
+		{"module 1", []byte("\x06\x01"), ErrUnsupportedType},
 		{"module", []byte("\x07\x01"), ErrUnsupportedType},
-		{"quicklist", []byte("\x0e\x01"), ErrUnsupportedType},
+		{"zset ziplist", []byte("\x0c\x01"), ErrUnsupportedType},
 		{"stream", []byte("\x0f\x01"), ErrUnsupportedType},
 		{"zset listpack", []byte("\x11\x01"), ErrUnsupportedType},
-		{"quicklist 2", []byte("\x12\x01"), ErrUnsupportedType},
 		{"stream 2", []byte("\x13\x01"), ErrUnsupportedType},
 		{"unknown type", []byte("\x63"), ErrFormat},
 		{"string with trailing bytes", []byte("\x00\x02hi!"), ErrFormat},
@@ -702,8 +701,9 @@ func TestDecodeOwnsMemory(t *testing.T) {
 // errors, never panics, and what decodes is a valid value that encodes
 // back to a payload that decodes to the same value, in the same order.
 // The seeds are the bodies of the smaller payloads in testdata/hashes,
-// testdata/sets and redisDumps, and testdata/fuzz/FuzzDecode (some of the
-// same, and hashes and sets built by hand).
+// testdata/sets, testdata/lists and redisDumps, and
+// testdata/fuzz/FuzzDecode (some of the same, and hashes, sets and lists
+// built by hand).
 func FuzzDecode(f *testing.F) {
 	for _, c := range redisHashes {
 		if p := readHex(f, c.file); len(p) < 1000 { // large inputs slow the fuzzer down
@@ -712,6 +712,11 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, c := range redisSets {
 		if p := readSetHex(f, c.file); len(p) < 1000 {
+			f.Add(p[:len(p)-10])
+		}
+	}
+	for _, c := range redisLists {
+		if p := readListHex(f, c.file); len(p) < 1000 {
 			f.Add(p[:len(p)-10])
 		}
 	}
@@ -747,6 +752,14 @@ func FuzzDecode(f *testing.F) {
 			back, err := Decode(EncodeSet(v.Set), 1<<20)
 			if err != nil || back.Type != TypeSet || !slices.EqualFunc(back.Set, v.Set, bytes.Equal) {
 				t.Fatalf("re-encoding %q: %q, %v", v.Set, back.Set, err)
+			}
+		case TypeList:
+			if err := checkElements(v.List); err != nil {
+				t.Fatalf("decoded an invalid list: %v", err)
+			}
+			back, err := Decode(EncodeList(v.List), 1<<20)
+			if err != nil || back.Type != TypeList || !slices.EqualFunc(back.List, v.List, bytes.Equal) {
+				t.Fatalf("re-encoding %q: %q, %v", v.List, back.List, err)
 			}
 		default:
 			t.Fatalf("decoded type %v", v.Type)
