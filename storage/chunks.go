@@ -353,8 +353,9 @@ var ErrValueCheck = errors.New("storage: value records inconsistent")
 
 // CheckValues checks, on one snapshot of the database, that every chunk
 // record belongs to a chunked value some key's metadata names and lies
-// within its length, and that every hash or set has as many field
-// records as its metadata counts and none belongs to no key; it reports
+// within its length, and that every hash, set or list has as many member
+// records as its metadata counts (a list's within its range) and none
+// belongs to no key; it reports
 // how many chunk records there are. Tests call it (DEBUG CHECK-VALUES)
 // to prove that no write leaves records behind; it reads every metadata,
 // chunk and field record.
@@ -368,7 +369,8 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		id uint64
 	}
 	sizes := map[value]uint64{}  // chunked values' lengths
-	hashes := map[value]uint64{} // hashes' and sets' field counts
+	hashes := map[value]uint64{} // collections' member counts
+	heads := map[value]uint64{}  // lists' first indices
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -399,6 +401,9 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 				return fmt.Errorf("%w: two collections in namespace %q have ID %x", ErrValueCheck, ns, m.Version)
 			}
 			hashes[value{string(ns), m.Version}] = m.Size
+			if m.Type == TypeList {
+				heads[value{string(ns), m.Version}] = m.Head
+			}
 		}
 		return nil
 	})
@@ -411,8 +416,15 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 			return fmt.Errorf("%w: field key %q", ErrValueCheck, k)
 		}
 		h := value{string(k[2 : 2+k[1]]), binary.BigEndian.Uint64(k[2+k[1]:])}
-		if _, ok := hashes[h]; !ok {
+		size, ok := hashes[h]
+		if !ok {
 			return fmt.Errorf("%w: field %q of collection %x in namespace %q belongs to no key", ErrValueCheck, k[2+int(k[1])+8:], h.id, h.ns)
+		}
+		if head, list := heads[h]; list {
+			f := k[2+int(k[1])+8:]
+			if len(f) != 8 || binary.BigEndian.Uint64(f)-head >= size {
+				return fmt.Errorf("%w: element %x of list %x in namespace %q lies outside it", ErrValueCheck, f, h.id, h.ns)
+			}
 		}
 		fields[h]++
 		return nil

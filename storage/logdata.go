@@ -73,6 +73,19 @@ const (
 	CmdSInterStore
 	CmdSUnionStore
 	CmdSDiffStore
+	CmdLPush
+	CmdRPush
+	CmdLPushX
+	CmdRPushX
+	CmdLPop
+	CmdRPop
+	CmdLInsert
+	CmdLSet
+	CmdLRem
+	CmdLTrim
+	CmdLMove
+	CmdRPopLPush
+	CmdLMPop
 )
 
 // LogData flags.

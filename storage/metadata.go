@@ -62,6 +62,9 @@ type Metadata struct {
 	// value.
 	Version uint64
 	Size    uint64
+	// Head is a list's index of its first element: element i is the
+	// field record named ListIndex(Head+i) (lists.go).
+	Head uint64
 	// Value is the string value for TypeString. For an external value,
 	// reading the metadata leaves it nil (Engine.LoadValue reads it).
 	Value []byte
@@ -102,8 +105,10 @@ const (
 const FlagHashTable byte = 32
 
 // HasMembers reports whether m is a collection whose members are field
-// records named by its Version (fieldKey): a hash or a set.
-func (m *Metadata) HasMembers() bool { return m.Type == TypeHash || m.Type == TypeSet }
+// records named by its Version (fieldKey): a hash, a set or a list.
+func (m *Metadata) HasMembers() bool {
+	return m.Type == TypeHash || m.Type == TypeSet || m.Type == TypeList
+}
 
 // External reports whether m is a string whose value is out of line.
 func (m *Metadata) External() bool {
@@ -135,7 +140,11 @@ func (m *Metadata) encode(dst []byte) []byte {
 		return append(dst, m.Value...)
 	}
 	dst = binary.BigEndian.AppendUint64(dst, m.Version)
-	return binary.BigEndian.AppendUint64(dst, m.Size)
+	dst = binary.BigEndian.AppendUint64(dst, m.Size)
+	if m.Type == TypeList {
+		dst = binary.BigEndian.AppendUint64(dst, m.Head)
+	}
+	return dst
 }
 
 // encodedLen returns the length of m's encoding.
@@ -148,6 +157,9 @@ func (m *Metadata) encodedLen() int {
 	}
 	if m.Type == TypeString {
 		return metaHeaderLen + len(m.Value)
+	}
+	if m.Type == TypeList {
+		return metaHeaderLen + 24
 	}
 	return metaHeaderLen + 16
 }
@@ -177,11 +189,18 @@ func decodeMetadata(v []byte) (Metadata, error) {
 		m.Value = rest
 		return m, nil
 	}
-	if len(rest) < 16 {
+	want := 16
+	if m.Type == TypeList {
+		want = 24
+	}
+	if len(rest) < want {
 		return Metadata{}, fmt.Errorf("storage: %s metadata too short (%d bytes)", m.Type, len(v))
 	}
 	m.Version = binary.BigEndian.Uint64(rest)
 	m.Size = binary.BigEndian.Uint64(rest[8:])
+	if m.Type == TypeList {
+		m.Head = binary.BigEndian.Uint64(rest[16:])
+	}
 	return m, nil
 }
 
