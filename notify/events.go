@@ -36,6 +36,14 @@ const (
 	CodeSInterStore
 	CodeSUnionStore
 	CodeSDiffStore
+	CodeLPush
+	CodeRPush
+	CodeLPop
+	CodeRPop
+	CodeLInsert
+	CodeLSet
+	CodeLRem
+	CodeLTrim
 	codeCount
 )
 
@@ -70,6 +78,14 @@ var codeInfo = [codeCount]struct {
 	CodeSInterStore:  {"sinterstore", Set},
 	CodeSUnionStore:  {"sunionstore", Set},
 	CodeSDiffStore:   {"sdiffstore", Set},
+	CodeLPush:        {"lpush", List},
+	CodeRPush:        {"rpush", List},
+	CodeLPop:         {"lpop", List},
+	CodeRPop:         {"rpop", List},
+	CodeLInsert:      {"linsert", List},
+	CodeLSet:         {"lset", List},
+	CodeLRem:         {"lrem", List},
+	CodeLTrim:        {"ltrim", List},
 }
 
 // Valid reports whether c is a code this build knows.
