@@ -147,6 +147,7 @@ type Env struct {
 	monitors monitorSet
 	saves    saveState
 	hot      hotSettings
+	lists    listWaiters
 
 	runIDOnce sync.Once
 	runIDHex  string
@@ -256,6 +257,10 @@ type Client struct {
 	// unblock is set while the client runs a blocking command (block):
 	// CLIENT UNBLOCK sends on it, true for ERROR.
 	unblock atomic.Pointer[chan bool]
+	// readyLists are the list keys (namespaced) with waiters that the
+	// client's commands wrote lists to, which it serves once its command
+	// ends (listwait.go).
+	readyLists []string
 	// errorMark is the connection's Writer.Errors when its running
 	// command started (EXEC moves it past its queued commands' errors).
 	errorMark int64

@@ -24,6 +24,9 @@ import (
 func (e *Env) Dispatch(cl *Client, w *resp.Writer, args [][]byte) {
 	mark := w.Len()
 	ran := e.dispatch(cl, w, args)
+	if len(cl.readyLists) > 0 && cl.group == nil {
+		e.serveReadyLists(cl)
+	}
 	if (cl.replyOff || cl.replySkip) && (ran == nil || !pushReplies[ran.Name]) {
 		w.Truncate(mark)
 	}

@@ -46,6 +46,10 @@ func cmdDump(c *Ctx) {
 		if members, ok := c.members(&k.m); ok {
 			c.W.Bulk(rdb.EncodeSet(members))
 		}
+	case k.m.Type == storage.TypeList:
+		if elems, ok := c.elements(&k.m, 0, k.m.Size); ok {
+			c.W.Bulk(rdb.EncodeList(elems))
+		}
 	default:
 		if c.loadValue(key, &k) {
 			c.W.Bulk(rdb.EncodeString(k.m.Value))
@@ -127,7 +131,7 @@ func cmdRestore(c *Ctx) {
 		c.W.Error("ERR DUMP payload version or checksum are wrong")
 		return
 	case errors.Is(err, rdb.ErrUnsupportedType):
-		c.W.Error("ERR Bad data format: Cairn restores strings, hashes and sets only")
+		c.W.Error("ERR Bad data format: Cairn restores strings, hashes, sets and lists only")
 		return
 	case err != nil:
 		c.W.Error("ERR Bad data format")
@@ -153,6 +157,16 @@ func cmdRestore(c *Ctx) {
 		return
 	case rdb.TypeSet:
 		if c.restoreSet(key, &k, value.Set, ttl) {
+			c.W.OK()
+		}
+		return
+	case rdb.TypeList:
+		m := newList()
+		m.ExpireAt = ttl
+		b := c.newBatch(storage.TypeList, storage.CmdRestore)
+		c.pushElements(b, &m, false, value.List...)
+		c.put(b, key, &k, m, notify.CodeRestore)
+		if c.commit(b) {
 			c.W.OK()
 		}
 		return

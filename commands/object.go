@@ -42,6 +42,8 @@ func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
 		return "hashtable", false
 	case m.Type == storage.TypeSet:
 		return "intset", false
+	case m.Type == storage.TypeList:
+		return listEncoding, false
 	}
 	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {

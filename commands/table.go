@@ -48,6 +48,8 @@ const (
 	// FlagNoMandatoryKeys marks a command that may name no key although
 	// it takes keys (EVAL with numkeys 0).
 	FlagNoMandatoryKeys
+	// FlagBlocking marks a command that may block the client (BLPOP).
+	FlagBlocking
 	// flagMovableKeys is never set in the table: COMMAND INFO derives it
 	// from the key specs (Spec.movableKeys), as Redis does.
 	flagMovableKeys
@@ -58,7 +60,7 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"},
 	{FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"}, {flagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
@@ -72,7 +74,7 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 
 // groupCategory is the ACL category a command's group gives it.
 var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
-	"transactions": "transaction", "hash": "hash", "set": "set"}
+	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list"}
 
 // ACLCategories returns the command's ACL categories (without the '@'),
 // in Redis's order: those its flags imply, as Redis derives them (write,
@@ -92,6 +94,7 @@ func (s *Spec) ACLCategories() []string {
 	has["admin"], has["dangerous"] = f&FlagAdmin != 0, f&FlagAdmin != 0
 	has["pubsub"] = f&FlagPubSub != 0
 	has["fast"] = f&FlagFast != 0
+	has["blocking"] = f&FlagBlocking != 0
 	has["slow"] = f&FlagFast == 0
 	acl := s.ACL
 	if acl == nil && s.parent != nil {

@@ -520,6 +520,11 @@ func Groupable(args [][]byte) bool {
 // with replies off (CLIENT REPLY), and a replica run the requests one by
 // one.
 func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
+	defer func() { // after the group's locks are released
+		if len(cl.readyLists) > 0 {
+			e.serveReadyLists(cl)
+		}
+	}()
 	writes := 0
 	for _, args := range reqs {
 		if Lookup(args[0]).Flags&FlagWrite != 0 {

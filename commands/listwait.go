@@ -1,0 +1,404 @@
+package commands
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnkv/cairn/storage"
+)
+
+// The blocking list commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP)
+// serve a client at once when one of its keys holds a list, and otherwise
+// queue it on every key (listWaiters) and wait. A command whose write
+// leaves a list at a key that has waiters (Ctx.put) marks the key ready
+// on its client; once the command has finished and released its locks
+// (at the end of Dispatch, or of a pipelined group), the client serves
+// the ready keys before it runs anything else: it wakes their first
+// waiters in the order they blocked, one at a time, and each pops under
+// its own locks, with its own events and commit, as if it had just run.
+// So, as in Redis, a client that pushes to a list a client waits on
+// finds the element taken when its next command runs, and the events of
+// the push come before those of the pop.
+
+// listWaiters is the queue of clients blocked on each list key; it
+// belongs to the Env.
+type listWaiters struct {
+	mu    sync.Mutex
+	byKey map[string][]*listWaiter // by namespaced key, in blocking order
+	count atomic.Int64             // registered waiters: 0 lets writes skip the map
+}
+
+// A listWaiter is one blocked command.
+type listWaiter struct {
+	keys []string // namespaced
+	// wake carries the ready key and the channel for the answer; it is
+	// sent to once per registration, by whoever removed the waiter from
+	// the queues.
+	wake chan listWake
+}
+
+// listWake asks a waiter to try to pop from key, and then to answer.
+type listWake struct {
+	key  string
+	done chan wakeAnswer
+}
+
+// wakeAnswer is how a woken waiter answers the client that woke it.
+type wakeAnswer uint8
+
+const (
+	// wakeServed: the waiter popped (or replied an error); the key may
+	// serve its next waiter.
+	wakeServed wakeAnswer = iota
+	// wakeEmpty: the key held no list for it; it waits again, first in
+	// line.
+	wakeEmpty
+	// wakeGone: the waiter had stopped waiting; the next one may be
+	// served.
+	wakeGone
+)
+
+// waitKey is the key of ns's key in listWaiters.
+func waitKey(ns string, key []byte) string { return ns + "\x00" + string(key) }
+
+// add queues w on its keys, first in line with front.
+func (l *listWaiters) add(w *listWaiter, front bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byKey == nil {
+		l.byKey = map[string][]*listWaiter{}
+	}
+	for _, k := range w.keys {
+		if front {
+			l.byKey[k] = append([]*listWaiter{w}, l.byKey[k]...)
+		} else {
+			l.byKey[k] = append(l.byKey[k], w)
+		}
+	}
+	l.count.Add(1)
+}
+
+// removeLocked takes w off its queues and reports whether it was on them.
+func (l *listWaiters) removeLocked(w *listWaiter) bool {
+	queued := false
+	for _, k := range w.keys {
+		q := l.byKey[k]
+		if i := slices.Index(q, w); i >= 0 {
+			queued = true
+			if len(q) == 1 {
+				delete(l.byKey, k)
+			} else {
+				l.byKey[k] = slices.Delete(q, i, i+1)
+			}
+		}
+	}
+	if queued {
+		l.count.Add(-1)
+	}
+	return queued
+}
+
+// remove takes w off its queues, reporting whether it was on them (false:
+// someone is waking it).
+func (l *listWaiters) remove(w *listWaiter) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.removeLocked(w)
+}
+
+// claim takes the first waiter of key off its queues.
+func (l *listWaiters) claim(key string) *listWaiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.byKey[key]
+	if len(q) == 0 {
+		return nil
+	}
+	w := q[0]
+	l.removeLocked(w)
+	return w
+}
+
+// has reports whether a client waits on key.
+func (l *listWaiters) has(key string) bool {
+	if l.count.Load() == 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.byKey[key]) > 0
+}
+
+// listWritten notes a write that leaves a list at key: if a client waits
+// on it, the key is ready and the writing client serves it when its
+// command ends.
+func (c *Ctx) listWritten(key []byte) {
+	if c.Client == nil || c.Env.lists.count.Load() == 0 {
+		return
+	}
+	k := waitKey(c.ns(), key)
+	if !slices.Contains(c.Client.readyLists, k) && c.Env.lists.has(k) {
+		c.Client.readyLists = append(c.Client.readyLists, k)
+	}
+}
+
+// serveReadyLists wakes the waiters of the list keys cl's commands made
+// ready, in order, until each key's list is empty or its waiters are
+// served. cl holds no key lock.
+func (e *Env) serveReadyLists(cl *Client) {
+	for len(cl.readyLists) > 0 {
+		key := cl.readyLists[0]
+		cl.readyLists = cl.readyLists[1:]
+		for {
+			w := e.lists.claim(key)
+			if w == nil {
+				break
+			}
+			done := make(chan wakeAnswer, 1)
+			w.wake <- listWake{key: key, done: done}
+			if <-done == wakeEmpty {
+				break
+			}
+		}
+	}
+	cl.readyLists = nil
+}
+
+func init() {
+	bpop := func(name, since, summary string, handler Handler) *Spec {
+		return &Spec{Name: name, Arity: -3, Flags: FlagWrite | FlagNoScript | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -2, 1, KeyRW|KeyAccess|KeyDelete)}, Group: "list", Since: since, Summary: summary, Handler: handler}
+	}
+	bmove := func(name string, arity int, since, summary string, handler Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: FlagWrite | FlagDenyOOM | FlagNoScript | FlagBlocking, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyDelete), Key(2, KeyRW|KeyInsert)}, Group: "list", Since: since, Summary: summary, Handler: handler}
+	}
+	register(
+		bpop("blpop", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", func(c *Ctx) { blockingPop(c, true) }),
+		bpop("brpop", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", func(c *Ctx) { blockingPop(c, false) }),
+		bmove("brpoplpush", 4, "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", cmdBRPopLPush),
+		bmove("blmove", 6, "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", cmdBLMove),
+		&Spec{Name: "blmpop", Arity: -5, Flags: FlagWrite | FlagBlocking, KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)}}, Group: "list", Since: "7.0.0", Summary: "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", Handler: cmdBLMPop},
+	)
+}
+
+// blockTimeoutArg parses a blocking command's timeout in seconds (a
+// float) as Redis does, returning it in milliseconds (0: none).
+func (c *Ctx) blockTimeoutArg(i int) (time.Duration, bool) {
+	f, ok := parseLongDouble(c.Args[i])
+	if !ok {
+		c.W.Error("ERR timeout is not a float or out of range")
+		return 0, false
+	}
+	secs, _ := f.Float64()
+	ms := math.Trunc(secs * 1000)
+	switch {
+	case ms <= -1 || ms >= math.MaxInt64 || math.IsNaN(ms):
+		// Redis's conversion of a number past the range of its integers
+		// gives a negative one.
+		c.W.Error("ERR timeout is negative")
+		return 0, false
+	}
+	// Past a century is as good as forever, and fits a time.Duration.
+	return time.Duration(min(int64(ms), int64(100*365*24*time.Hour/time.Millisecond))) * time.Millisecond, true
+}
+
+// waitForList blocks the command on keys (of which none holds a list;
+// the caller holds their locks, which unlock releases) until a write
+// makes one ready and try, run under the locks of keys and extra with
+// the ready key first, serves it (reports true), or until timeout (0:
+// none), CLIENT UNBLOCK or the connection's end; then it replies with
+// timedOut or the unblock error. try returns false when no key held a
+// list after all, to wait again.
+func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Duration, timedOut func(), try func(ready []byte) bool) {
+	w := &listWaiter{wake: make(chan listWake, 1)}
+	for _, k := range keys {
+		if wk := waitKey(c.ns(), k); !slices.Contains(w.keys, wk) {
+			w.keys = append(w.keys, wk)
+		}
+	}
+	c.Env.lists.add(w, false)
+	unlock()
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	served := false
+	unblockedWithError := c.block(func(stop <-chan struct{}) {
+		for {
+			select {
+			case wk := <-w.wake:
+				if c.tryServe(w, keys, extra, []byte(wk.key[len(c.ns())+1:]), try) {
+					served = true
+					wk.done <- wakeServed
+					return
+				}
+				wk.done <- wakeEmpty // queued again by tryServe
+				continue
+			case <-stop:
+			case <-deadline:
+			}
+			if !c.Env.lists.remove(w) {
+				// Claimed meanwhile: the wake is on its way.
+				(<-w.wake).done <- wakeGone
+			}
+			return
+		}
+	})
+	switch {
+	case served:
+	case unblockedWithError:
+		c.W.Error(errUnblocked)
+	default:
+		timedOut()
+	}
+}
+
+// tryServe runs try for the ready key under the locks of keys and extra;
+// when it does not serve, w waits again, first in line, queued before
+// the locks are released so that no push is missed.
+func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try func(ready []byte) bool) bool {
+	unlock := c.lock(append(slices.Clone(keys), extra...)...)
+	if try(ready) {
+		unlock()
+		c.Env.serveReadyLists(c.Client)
+		return true
+	}
+	c.Env.lists.add(w, true)
+	unlock()
+	return false
+}
+
+// blockingPop is BLPOP and BRPOP (from the head with left).
+func blockingPop(c *Ctx, left bool) {
+	timeout, ok := c.blockTimeoutArg(len(c.Args) - 1)
+	if !ok {
+		return
+	}
+	keys := c.Args[1 : len(c.Args)-1]
+	// pop pops from the first of keys (ready first) that holds a list,
+	// replying with it and the element; it reports whether it replied.
+	pop := func(ready []byte) bool {
+		order := keys
+		if ready != nil {
+			order = append([][]byte{ready}, keys...)
+		}
+		for _, key := range order {
+			k, ok := c.readOf(key, storage.TypeList)
+			if !ok {
+				return true
+			}
+			if !k.live {
+				continue
+			}
+			cmd := storage.CmdRPop
+			if left {
+				cmd = storage.CmdLPop
+			}
+			b := c.newBatch(storage.TypeList, cmd)
+			popped, ok := c.popElements(b, key, &k, left, 1)
+			if !ok {
+				c.discard(b)
+				return true
+			}
+			if c.commit(b) {
+				c.W.Array(2)
+				c.W.Bulk(key)
+				c.W.Bulk(popped[0])
+			}
+			return true
+		}
+		return false
+	}
+	unlock := c.lock(keys...)
+	if pop(nil) {
+		unlock()
+		return
+	}
+	if c.txn != nil {
+		unlock()
+		c.W.NullArray() // in a transaction or a script: as if timed out
+		return
+	}
+	c.waitForList(keys, nil, unlock, timeout, c.W.NullArray, pop)
+}
+
+func cmdBRPopLPush(c *Ctx) { blockingMove(c, 3, false, true, storage.CmdRPopLPush) }
+
+func cmdBLMove(c *Ctx) {
+	from, ok := c.parseSide(c.Args[3])
+	if !ok {
+		return
+	}
+	to, ok := c.parseSide(c.Args[4])
+	if ok {
+		blockingMove(c, 5, from, to, storage.CmdLMove)
+	}
+}
+
+// blockingMove is BRPOPLPUSH and BLMOVE, whose timeout is Args[at].
+func blockingMove(c *Ctx, at int, fromLeft, toLeft bool, cmd storage.Command) {
+	timeout, ok := c.blockTimeoutArg(at)
+	if !ok {
+		return
+	}
+	src, dst := c.Args[1], c.Args[2]
+	move := func([]byte) bool {
+		s, ok := c.readOf(src, storage.TypeList)
+		switch {
+		case !ok:
+			return true
+		case !s.live:
+			return false
+		}
+		if v, ok := c.moveElement(src, dst, &s, fromLeft, toLeft, cmd); ok {
+			c.W.Bulk(v)
+		}
+		return true
+	}
+	unlock := c.lock(src, dst)
+	if move(nil) {
+		unlock()
+		return
+	}
+	if c.txn != nil {
+		unlock()
+		c.W.NullBulk()
+		return
+	}
+	// Timed out, it replies a null array, as Redis's BLMOVE does (RESP2).
+	c.waitForList([][]byte{src}, [][]byte{dst}, unlock, timeout, c.W.NullArray, move)
+}
+
+func cmdBLMPop(c *Ctx) {
+	keys, left, count, ok := c.parseMPop(2)
+	if !ok {
+		return
+	}
+	timeout, ok := c.blockTimeoutArg(1)
+	if !ok {
+		return
+	}
+	// pop pops from the ready key first.
+	pop := func(ready []byte) bool {
+		order := keys
+		if ready != nil {
+			order = append([][]byte{ready}, keys...)
+		}
+		return c.mpop(order, left, count)
+	}
+	unlock := c.lock(keys...)
+	if pop(nil) {
+		unlock()
+		return
+	}
+	if c.txn != nil {
+		unlock()
+		c.W.NullArray()
+		return
+	}
+	c.waitForList(keys, nil, unlock, timeout, c.W.NullArray, pop)
+}
