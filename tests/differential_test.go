@@ -593,7 +593,7 @@ func diffCompare(kind diffKind, cv, rv diffReply) string {
 		c, cerr := rdb.Decode([]byte(cv.str), 1<<30)
 		r, rerr := rdb.Decode([]byte(rv.str), 1<<30)
 		if cerr != nil || rerr != nil || c.Type != r.Type || !bytes.Equal(c.String, r.String) || !slices.Equal(diffHashSet(c.Hash), diffHashSet(r.Hash)) ||
-			!slices.Equal(diffSetOf(diffStrings(c.Set)), diffSetOf(diffStrings(r.Set))) {
+			!slices.Equal(diffSetOf(diffStrings(c.Set)), diffSetOf(diffStrings(r.Set))) || !slices.Equal(diffStrings(c.List), diffStrings(r.List)) {
 			return fmt.Sprintf("DUMP payloads hold different values (cairn %q %v, redis %q %v)", c, cerr, r, rerr)
 		}
 	default:
@@ -854,6 +854,7 @@ func (r *diffRunner) compareKeyspace() {
 		r.run([]string{"get", k.str})
 		r.run([]string{"hgetall", k.str})
 		r.run([]string{"smembers", k.str})
+		r.run([]string{"lrange", k.str, "0", "-1"})
 		r.run([]string{"object", "encoding", k.str})
 		r.run([]string{"pttl", k.str})
 	}
@@ -1623,6 +1624,76 @@ var diffBuilders = []diffBuilder{
 		}
 		return append(args, g.opt("count"), "1000")
 	}},
+	// Lists, over the same keys: elements are members, so LREM, LPOS and
+	// LINSERT find some. The blocking commands wait 1 ms at most (in a
+	// transaction, not at all) when no key holds a list.
+	{6, func(g *diffGen) []string {
+		return append([]string{g.word(g.pick([]string{"lpush", "rpush", "lpush", "rpush", "lpushx", "rpushx"})), g.key()}, g.several(1, 4, g.member)...)
+	}},
+	{3, func(g *diffGen) []string {
+		args := []string{g.word(g.pick([]string{"lpop", "rpop"})), g.key()}
+		if g.chance(0.4) {
+			args = append(args, g.pick([]string{"1", "2", "5", "0", "-1", "abc", "100"}))
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string { return []string{g.word("lrange"), g.key(), g.rangeIndex(), g.rangeIndex()} }},
+	{1, func(g *diffGen) []string { return []string{g.word("llen"), g.key()} }},
+	{1, func(g *diffGen) []string { return []string{g.word("lindex"), g.key(), g.rangeIndex()} }},
+	{1, func(g *diffGen) []string { return []string{g.word("lset"), g.key(), g.rangeIndex(), g.member()} }},
+	{1, func(g *diffGen) []string {
+		return []string{g.word("linsert"), g.key(), g.pick([]string{"before", "AFTER", "before", "middle"}), g.member(), g.member()}
+	}},
+	{1, func(g *diffGen) []string {
+		return []string{g.word("lrem"), g.key(), g.pick([]string{"0", "1", "-1", "2", "-2", "x"}), g.member()}
+	}},
+	{1, func(g *diffGen) []string { return []string{g.word("ltrim"), g.key(), g.rangeIndex(), g.rangeIndex()} }},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("lpos"), g.key(), g.member()}
+		for n := g.rng.IntN(3); n > 0; n-- {
+			switch g.rng.IntN(3) {
+			case 0:
+				args = append(args, g.opt("rank"), g.pick([]string{"1", "2", "-1", "-2", "0", "x"}))
+			case 1:
+				args = append(args, g.opt("count"), g.pick([]string{"0", "1", "2", "-1"}))
+			default:
+				args = append(args, g.opt("maxlen"), g.pick([]string{"0", "1", "3", "-1"}))
+			}
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string {
+		if g.chance(0.3) {
+			return []string{g.word("rpoplpush"), g.key(), g.key()}
+		}
+		side := func() string { return g.opt(g.pick([]string{"left", "right", "left", "right", "up"})) }
+		return []string{g.word("lmove"), g.key(), g.key(), side(), side()}
+	}},
+	{1, func(g *diffGen) []string {
+		keys := g.several(1, 3, g.key)
+		n := strconv.Itoa(len(keys))
+		if g.chance(0.1) {
+			n = g.pick([]string{"0", "-1", "x", "9"})
+		}
+		args := append([]string{g.word("lmpop"), n}, keys...)
+		args = append(args, g.opt(g.pick([]string{"left", "right", "left", "right", "up"})))
+		if g.chance(0.5) {
+			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "10", "0", "x"}))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		// A timeout that expires at once where no key holds a list.
+		switch g.rng.IntN(4) {
+		case 0:
+			return append(append([]string{g.word(g.pick([]string{"blpop", "brpop"}))}, g.several(1, 3, g.key)...), g.pick([]string{"0.001", "-1", "x"}))
+		case 1:
+			return []string{g.word("brpoplpush"), g.key(), g.key(), g.pick([]string{"0.001", "-1"})}
+		case 2:
+			return []string{g.word("blmove"), g.key(), g.key(), g.opt("left"), g.opt("right"), g.pick([]string{"0.001", "x"})}
+		}
+		return []string{g.word("blmpop"), g.pick([]string{"0.001", "-1"}), "2", g.key(), g.key(), g.opt("left"), g.opt("count"), "3"}
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -1813,6 +1884,10 @@ func (g *diffGen) wrongArity() []string {
 		{"hscan", k}, {"hrandfield"},
 		{"sadd", k}, {"srem", k}, {"sismember", k}, {"smismember", k}, {"scard"}, {"smembers", k, k},
 		{"srandmember"}, {"spop"}, {"smove", k, k}, {"sinter"}, {"sunionstore", k}, {"sintercard", "1"}, {"sscan", k},
+		{"lpush", k}, {"rpushx"}, {"lpop"}, {"rpop", k, "1", "2"}, {"llen", k, k}, {"lindex", k}, {"lrange", k, "0"},
+		{"lset", k, "0"}, {"linsert", k, "before", "x"}, {"lrem", k, "0"}, {"ltrim", k}, {"lpos", k},
+		{"rpoplpush", k}, {"lmove", k, k, "left"}, {"lmpop", "1", k}, {"blpop", k}, {"brpoplpush", k, k},
+		{"blmove", k, k, "left", "left"}, {"blmpop", "0", "1", k},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])
