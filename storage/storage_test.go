@@ -79,11 +79,12 @@ func TestMetadataRoundTrip(t *testing.T) {
 		{Type: TypeString, ExpireAt: 1700000000000, Value: []byte{}},
 		{Type: TypeHash, ExpireAt: 5, Version: 7, Size: 3},
 		{Type: TypeString, Flags: FlagExternalValue, ExpireAt: 9, Size: 1 << 40},
+		{Type: TypeList, Version: 11, Size: 2, Head: ListStart - 5},
 	}
 	for _, m := range cases {
 		got, err := decodeMetadata(m.encode(nil))
 		if err != nil || got.Type != m.Type || got.ExpireAt != m.ExpireAt || got.Version != m.Version ||
-			got.Size != m.Size || !bytes.Equal(got.Value, m.Value) {
+			got.Size != m.Size || got.Head != m.Head || !bytes.Equal(got.Value, m.Value) {
 			t.Errorf("round trip of %+v: got %+v, %v", m, got, err)
 		}
 	}
@@ -92,6 +93,9 @@ func TestMetadataRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeMetadata((&Metadata{Type: TypeHash}).encode(nil)[:12]); err == nil {
 		t.Error("truncated hash metadata decoded")
+	}
+	if _, err := decodeMetadata((&Metadata{Type: TypeList}).encode(nil)[:26]); err == nil {
+		t.Error("list metadata without its head decoded")
 	}
 }
 
