@@ -569,6 +569,13 @@ var evLazyAccesses = [][][]string{
 	{{"SMEMBERS", "$"}},
 	{{"SINTERSTORE", "@", "$"}},
 	{{"SUNIONSTORE", "$", "@"}},
+	{{"LPUSH", "$", "a"}},
+	{{"RPUSHX", "$", "a"}},
+	{{"LPOP", "$"}},
+	{{"LRANGE", "$", "0", "-1"}},
+	{{"LMOVE", "$", "@", "LEFT", "LEFT"}},
+	{{"LTRIM", "$", "0", "0"}},
+	{{"LLEN", "$"}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -603,7 +610,10 @@ func (r *evRun) lazyExpiry() {
 		if i%3 == 1 {
 			set = []string{"PSETEX", k, strconv.Itoa(evLazyTTLMs), "v"}
 		}
-		switch acc[0][0][0] { // a hash for the hash commands, a set for the set ones
+		switch acc[0][0][0] { // a hash for the hash commands, a set for the set ones, a list for the list ones
+		case 'L':
+			r.do("lazy-setup", i, []string{k}, []string{"RPUSH", k, "a", "b"}, []string{"PEXPIRE", k, strconv.Itoa(evLazyTTLMs)})
+			continue
 		case 'H':
 			r.do("lazy-setup", i, []string{k}, []string{"HSET", k, "a", "1", "f", "v"}, []string{"PEXPIRE", k, strconv.Itoa(evLazyTTLMs)})
 			continue
@@ -1425,6 +1435,51 @@ var evBuilders = []evBuilder{
 	}},
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"SMEMBERS", "SCARD", "SISMEMBER", "SRANDMEMBER"}), g.key(), g.pick([]string{"1", "2", "x", "5"})}[:2+g.rng.IntN(2)], 1)
+	}},
+	// Lists, over the same keys: pushes, pops (del with the last
+	// element), linsert, lset, lrem, ltrim, moves (one list's pop, the
+	// other's push), and the blocking forms where a list is there or in
+	// a transaction (never waiting).
+	{4, func(g *evGen) ([]string, []string) {
+		args := []string{g.pick([]string{"LPUSH", "RPUSH", "RPUSH", "LPUSHX", "RPUSHX"}), g.key()}
+		for n := 1 + g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.pick(evMembers))
+		}
+		return evOne(args, 1)
+	}},
+	{3, func(g *evGen) ([]string, []string) {
+		return evOne([]string{g.pick([]string{"LPOP", "RPOP"}), g.key(), g.pick([]string{"1", "2", "0"})}[:2+g.rng.IntN(2)], 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		switch g.rng.IntN(4) {
+		case 0:
+			return evOne([]string{"LINSERT", g.key(), g.pick([]string{"BEFORE", "AFTER"}), g.pick(evMembers), "y"}, 1)
+		case 1:
+			return evOne([]string{"LSET", g.key(), g.pick([]string{"0", "-1", "5"}), "z"}, 1)
+		case 2:
+			return evOne([]string{"LREM", g.key(), g.pick([]string{"0", "1", "-1"}), g.pick(evMembers)}, 1)
+		}
+		return evOne([]string{"LTRIM", g.key(), g.pick([]string{"0", "1", "-2"}), g.pick([]string{"-1", "0", "1"})}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		if g.chance(0.3) {
+			return evOne([]string{"RPOPLPUSH", g.key(), g.key()}, 1, 2)
+		}
+		return evOne([]string{"LMOVE", g.key(), g.key(), g.pick([]string{"LEFT", "RIGHT"}), g.pick([]string{"LEFT", "RIGHT"})}, 1, 2)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		keys := g.keys(1, 2)
+		return append(append([]string{"LMPOP", strconv.Itoa(len(keys))}, keys...), "LEFT", "COUNT", "2"), keys
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		if g.chance(0.5) {
+			return evOne([]string{"BLMOVE", g.key(), g.key(), "RIGHT", "LEFT", "0.001"}, 1, 2)
+		}
+		keys := g.keys(1, 2)
+		return append(append([]string{g.pick([]string{"BLPOP", "BRPOP"})}, keys...), "0.001"), keys
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{g.pick([]string{"LRANGE", "LINDEX", "LLEN", "LPOS"}), g.key(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
 	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
