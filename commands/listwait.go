@@ -40,11 +40,18 @@ type listWaiter struct {
 	wake chan listWake
 }
 
-// listWake asks a waiter to try to pop from key, and then to answer.
+// listWake asks a waiter to try to pop from key, and then to answer; or,
+// with demoted, to end its wait with errDemoted.
 type listWake struct {
-	key  string
-	done chan wakeAnswer
+	key     string
+	demoted bool
+	done    chan wakeAnswer
 }
+
+// errDemoted ends the waits of blocked list commands when the node
+// becomes a replica, as in Redis: a replica's lists change only by the
+// primary's writes, which serve no waiter.
+const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 
 // wakeAnswer is how a woken waiter answers the client that woke it.
 type wakeAnswer uint8
@@ -120,6 +127,26 @@ func (l *listWaiters) claim(key string) *listWaiter {
 	w := q[0]
 	l.removeLocked(w)
 	return w
+}
+
+// unblockAll ends every wait with errDemoted.
+func (l *listWaiters) unblockAll() {
+	l.mu.Lock()
+	var all []*listWaiter
+	for _, q := range l.byKey {
+		for _, w := range q {
+			if !slices.Contains(all, w) {
+				all = append(all, w)
+			}
+		}
+	}
+	for _, w := range all {
+		l.removeLocked(w)
+	}
+	l.mu.Unlock()
+	for _, w := range all {
+		w.wake <- listWake{demoted: true, done: make(chan wakeAnswer, 1)}
+	}
 }
 
 // has reports whether a client waits on key.
@@ -226,18 +253,26 @@ func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Dura
 		defer t.Stop()
 		deadline = t.C
 	}
-	served := false
+	served, demoted := false, false
 	unblockedWithError := c.block(func(stop <-chan struct{}) {
 		for {
 			select {
 			case wk := <-w.wake:
-				if c.tryServe(w, keys, extra, []byte(wk.key[len(c.ns())+1:]), try) {
-					served = true
-					wk.done <- wakeServed
-					return
+				if !wk.demoted {
+					served, demoted = c.tryServe(w, keys, extra, []byte(wk.key[len(c.ns())+1:]), try)
+				} else {
+					demoted = true
 				}
-				wk.done <- wakeEmpty // queued again by tryServe
-				continue
+				switch {
+				case served:
+					wk.done <- wakeServed
+				case demoted:
+					wk.done <- wakeGone
+				default:
+					wk.done <- wakeEmpty // queued again by tryServe
+					continue
+				}
+				return
 			case <-stop:
 			case <-deadline:
 			}
@@ -249,6 +284,8 @@ func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Dura
 		}
 	})
 	switch {
+	case demoted:
+		c.W.Error(errDemoted)
 	case served:
 	case unblockedWithError:
 		c.W.Error(errUnblocked)
@@ -259,17 +296,21 @@ func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Dura
 
 // tryServe runs try for the ready key under the locks of keys and extra;
 // when it does not serve, w waits again, first in line, queued before
-// the locks are released so that no push is missed.
-func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try func(ready []byte) bool) bool {
+// the locks are released so that no push is missed, unless the node has
+// become a replica meanwhile (demoted).
+func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try func(ready []byte) bool) (served, demoted bool) {
 	unlock := c.lock(append(slices.Clone(keys), extra...)...)
 	if try(ready) {
 		unlock()
 		c.Env.serveReadyLists(c.Client)
-		return true
+		return true, false
+	}
+	defer unlock()
+	if c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+		return false, true
 	}
 	c.Env.lists.add(w, true)
-	unlock()
-	return false
+	return false, false
 }
 
 // blockingPop is BLPOP and BRPOP (from the head with left).

@@ -124,8 +124,12 @@ func cmdReplicaOf(c *Ctx) {
 
 // recordRole sets the slaveof option to the role the node took ("host
 // port", or "" for a primary), so that CONFIG GET and CONFIG REWRITE
-// show it; a failure is logged, the role change stands.
+// show it; a failure is logged, the role change stands. Becoming a
+// replica ends the waits of blocked list commands.
 func (e *Env) recordRole(slaveof string) {
+	if slaveof != "" {
+		e.lists.unblockAll()
+	}
 	if err := e.Config.Override("slaveof", slaveof); err != nil {
 		e.Log.Warn("could not record the role change", "error", err)
 	}

@@ -152,6 +152,18 @@ func TestBlockingListsMatchRedis(t *testing.T) {
 			w.Expect("*1\r\n$1\r\ne\r\n", "LRANGE", "v", "0", "-1")
 			step("a wrong destination", "__keyevent@0__:set=str", "__keyevent@0__:rpush=v")
 			blocked(0)
+
+			// Becoming a replica ends every wait with an error.
+			sendCommand(a, "BLPOP", "r1", "0")
+			sendCommand(b, "BLMOVE", "r2", "d", "LEFT", "LEFT", "0")
+			blocked(2)
+			w.Expect("+OK\r\n", "REPLICAOF", "127.0.0.1", strconv.Itoa(freePort(t)))
+			for _, c := range []*RawConn{a, b} {
+				if got := c.Reply(); got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
+					t.Fatalf("a wait when the node became a replica: %q", got)
+				}
+			}
+			w.Expect("+OK\r\n", "REPLICAOF", "NO", "ONE")
 		})
 	}
 }
