@@ -154,6 +154,9 @@ func FuzzConnection(f *testing.F) {
 		"SADD s 1 2 x\r\nSMOVE s t 1\r\nSINTERSTORE d s t\r\nSINTERCARD 2 s t LIMIT 1\r\nSPOP s 5\r\nSRANDMEMBER t -3\r\n" +
 			"SSCAN t 0 MATCH *\r\nDUMP t\r\nCOPY t u\r\nSUNION t u nosuch\r\nSDIFF u t\r\nMEMORY USAGE u SAMPLES 0\r\n",
 		"MULTI\r\nHSET h f v\r\nSADD s m\r\nDEL h\r\nHGETALL h\r\nSMEMBERS s\r\nSET s x\r\nSADD s y\r\nEXEC\r\nHLEN h\r\nSCARD s\r\n",
+		"RPUSH l a b c\r\nLINSERT l BEFORE b x\r\nLREM l -1 a\r\nLSET l -1 z\r\nLTRIM l 1 -1\r\nLPOS l z RANK -1 COUNT 0 MAXLEN 9\r\n" +
+			"LMOVE l m LEFT RIGHT\r\nLMPOP 2 x l RIGHT COUNT 9\r\nDUMP m\r\nLRANGE m -9223372036854775808 9223372036854775807\r\n",
+		"MULTI\r\nBLPOP q 0\r\nRPUSH q a\r\nBRPOPLPUSH q q 0\r\nEXEC\r\nBLMPOP 0.01 1 q LEFT COUNT 5\r\nBLMOVE q q LEFT LEFT 0\r\nBLPOP q 0\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

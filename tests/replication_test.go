@@ -161,6 +161,14 @@ func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 				st := out[k]
 				st.val = fmt.Sprint(m)
 				out[k] = st
+			case "list":
+				l, err := c.LRange(cx, k, 0, -1).Result()
+				if err != nil {
+					t.Fatalf("LRANGE %q: %v", k, err)
+				}
+				st := out[k]
+				st.val = fmt.Sprintf("%q", l)
+				out[k] = st
 			}
 		}
 	}
@@ -239,6 +247,15 @@ func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 			pipe.SRem(cx, key(i-1), "1")
 			pipe.SMove(cx, key(i-1), key(i-1)+":moved", "2")
 			pipe.SUnionStore(cx, key(i), key(i-1), key(i-1)+":moved")
+			list := fmt.Sprintf("%s:list:%d", prefix, i%5)
+			pipe.RPush(cx, list, i, "x\x00y")
+			pipe.LPush(cx, list, -i)
+			pipe.LInsert(cx, list, "AFTER", -i, "ins")
+			if i%3 == 0 {
+				pipe.LPop(cx, list)
+				pipe.LRem(cx, list, 1, "ins")
+				pipe.LMove(cx, list, list+":moved", "RIGHT", "LEFT")
+			}
 		}
 		if i%100 == 99 || i == n-1 {
 			if _, err := pipe.Exec(cx); err != nil {
