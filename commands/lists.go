@@ -185,7 +185,13 @@ func (c *Ctx) popElements(b *storage.Batch, key []byte, k *keyState, left bool, 
 	if !left {
 		from = m.Size - n
 	}
-	if popped, ok = c.elements(&m, from, n); !ok {
+	if n == 1 { // one point read, no iterator
+		v, ok := c.elementAt(&m, from)
+		if !ok {
+			return nil, false
+		}
+		popped = [][]byte{v}
+	} else if popped, ok = c.elements(&m, from, n); !ok {
 		return nil, false
 	}
 	if uint64(len(popped)) != n {
@@ -332,16 +338,25 @@ func cmdLRange(c *Ctx) {
 	if !ok {
 		return
 	}
-	var out [][]byte
-	if k.live {
-		from, to := listRange(start, end, k.m.Size)
-		if out, ok = c.elements(&k.m, from, to-from); !ok {
-			return
-		}
+	if !k.live {
+		c.W.Array(0)
+		return
 	}
-	c.W.Array(len(out))
-	for _, v := range out {
+	// The elements go straight from the scan into the reply; a storage
+	// error or a missing element replaces it with the error.
+	from, to := listRange(start, end, k.m.Size)
+	mark := c.W.Len()
+	c.W.Array(int(to - from))
+	if to == from {
+		return
+	}
+	err := c.Env.Store.ScanList(c.batch(), c.ns(), &k.m, from, func(pos uint64, v []byte) bool {
 		c.W.Bulk(v)
+		return pos+1 < to
+	})
+	if err != nil {
+		c.W.Truncate(mark)
+		c.storageError(err)
 	}
 }
 
