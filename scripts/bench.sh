@@ -32,10 +32,11 @@ start_redis() { # port
 }
 
 # rps port test args... -> requests per second of one redis-benchmark test
+# (its CSV row names it, with a note in parentheses for some: LRANGE_100)
 rps() {
 	local port=$1 test=$2; shift 2
 	taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" -t "$test" --csv "$@" 2>/dev/null |
-		awk -F, -v t="\"${test^^}\"" '$1==t {gsub(/"/,"",$2); print $2}'
+		awk -F, -v t="${test^^}" '{n = $1; gsub(/"/, "", n); sub(/ \(.*/, "", n)} n == t {gsub(/"/,"",$2); print $2}'
 }
 
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
@@ -92,6 +93,14 @@ for pipeline in 1 16; do
 	echo "| SADD -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -r 100000 -P "$pipeline" sismember myset element:__rand_int__)
 	echo "| SISMEMBER myset element:__rand_int__ -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+done
+# Lists: redis-benchmark's LPUSH and LPOP push to and pop from one list, a
+# hot key; LRANGE_100 reads its first 100 elements.
+for pipeline in 1 16; do
+	for t in lpush lpop lrange_100; do
+		read -r c r < <(pair "$cp" "$rp" "$t" -c 50 -n "$N" -P "$pipeline")
+		echo "| ${t^^} -c 50 -n $N -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	done
 done
 stop "$cp"; stop "$rp"
 
