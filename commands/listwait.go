@@ -132,19 +132,16 @@ func (l *listWaiters) claim(key string) *listWaiter {
 // unblockAll ends every wait with errDemoted.
 func (l *listWaiters) unblockAll() {
 	l.mu.Lock()
-	var all []*listWaiter
+	all := map[*listWaiter]bool{}
 	for _, q := range l.byKey {
 		for _, w := range q {
-			if !slices.Contains(all, w) {
-				all = append(all, w)
-			}
+			all[w] = true
 		}
 	}
-	for _, w := range all {
-		l.removeLocked(w)
-	}
+	clear(l.byKey)
+	l.count.Store(0)
 	l.mu.Unlock()
-	for _, w := range all {
+	for w := range all {
 		w.wake <- listWake{demoted: true, done: make(chan wakeAnswer, 1)}
 	}
 }
@@ -297,8 +294,10 @@ func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Dura
 // tryServe runs try for the ready key under the locks of keys and extra;
 // when it does not serve, w waits again, first in line, queued before
 // the locks are released so that no push is missed, unless the node has
-// become a replica meanwhile (demoted).
+// become a replica meanwhile (demoted). It reads the keys as of now, not
+// as of when the command began.
 func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try func(ready []byte) bool) (served, demoted bool) {
+	c.Now = time.Now() // keys that expired while it waited are gone
 	unlock := c.lock(append(slices.Clone(keys), extra...)...)
 	if try(ready) {
 		unlock()
