@@ -16,7 +16,8 @@ import (
 // so a command reads and writes the members it names, not the whole
 // collection. A command holds the key's lock, so that the metadata and
 // the members it reads come from the same write, unless it reads one
-// member (lookupOf). What follows is shared by the two families.
+// member (lookupOf). What follows is shared by the two families, and in
+// part by lists (lists.go), whose elements are records named by index.
 
 // readOf returns the state of key, replying WRONGTYPE (and ok=false)
 // when it holds a type other than t, or a storage error.

@@ -13,7 +13,7 @@ import (
 // serialization (package rdb): a payload from Redis's DUMP restores in
 // Cairn and one from Cairn's in Redis, so MIGRATE and migration tools
 // that copy keys with DUMP/RESTORE work in both directions for strings,
-// hashes and sets.
+// hashes, sets and lists.
 
 func init() {
 	register(

@@ -17,8 +17,9 @@ import (
 // write creates, so the records of a deleted hash are never read again
 // and RENAME moves the metadata record alone. Deleting a hash deletes
 // its field records in the same batch (dropFields). A set keeps its
-// members the same way, as fields with empty values; what this file says
-// of hashes holds for sets (Metadata.HasMembers).
+// members the same way, as fields with empty values, and a list its
+// elements, as fields named by their index (lists.go); what this file
+// says of hashes holds for sets and lists (Metadata.HasMembers).
 
 // fieldKey appends to dst the key of field f of the hash whose ID is id
 // in ns: prefixSubkey | ns | id (8 bytes, big endian) | f. One hash's
