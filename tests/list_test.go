@@ -295,3 +295,124 @@ func TestListSurvivesKill9(t *testing.T) {
 	}
 	checkValues(t, p, "after kill -9")
 }
+
+// Ten clients move elements between two lists with LMOVE and RPOPLPUSH
+// (from either end, onto either end, sometimes within one list) while a
+// reader checks, in transactions, that the two lists always hold every
+// element exactly once; a replica ends with the same lists, and no
+// element record is left outside its list.
+func TestListConcurrentMoves(t *testing.T) {
+	p := StartCairnEnv(t, leDebug)
+	r := StartCairnEnv(t, leDebug, "--slaveof", "127.0.0.1 "+strconv.Itoa(p.Port))
+	cx := ctx(t)
+	pc := p.Client()
+	const elements = 200
+	var all []any
+	for i := range elements {
+		all = append(all, fmt.Sprintf("e%03d", i))
+	}
+	must(t, pc.RPush(cx, "a", all...).Err())
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for w := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := p.Client()
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			sides := []string{"LEFT", "RIGHT"}
+			for range 300 {
+				src, dst := "a", "b"
+				switch rng.IntN(5) {
+				case 0:
+					src, dst = dst, src
+				case 1:
+					dst = src // a rotation
+				}
+				var err error
+				if rng.IntN(4) == 0 {
+					err = c.RPopLPush(cx, src, dst).Err()
+				} else {
+					err = c.LMove(cx, src, dst, sides[rng.IntN(2)], sides[rng.IntN(2)]).Err()
+				}
+				if err != nil && err != redis.Nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	go func() {
+		c := p.Client()
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			var a, b *redis.StringSliceCmd
+			_, err := c.TxPipelined(cx, func(pipe redis.Pipeliner) error {
+				a = pipe.LRange(cx, "a", 0, -1)
+				b = pipe.LRange(cx, "b", 0, -1)
+				return nil
+			})
+			if err == nil {
+				both := append(a.Val(), b.Val()...)
+				slices.Sort(both)
+				if len(both) != elements || len(slices.Compact(both)) != elements {
+					err = fmt.Errorf("a and b hold %d elements (%d distinct), want each of %d once", len(a.Val())+len(b.Val()), len(slices.Compact(both)), elements)
+				}
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	must(t, pc.Set(cx, "marker", "1", 0).Err())
+	rc := r.Client()
+	waitFor(t, 10*time.Second, "the replica has the marker", func() bool { return rc.Exists(cx, "marker").Val() == 1 })
+	for _, k := range []string{"a", "b"} {
+		if pl, rl := pc.LRange(cx, k, 0, -1).Val(), rc.LRange(cx, k, 0, -1).Val(); !slices.Equal(pl, rl) {
+			t.Fatalf("list %s: primary %d elements, replica %d, or in another order", k, len(pl), len(rl))
+		}
+	}
+	checkValues(t, p, "after the moves")
+	checkValues(t, r, "on the replica after the moves")
+}
+
+// A push wakes only the clients blocked on that key in its own
+// namespace.
+func TestBlockingListsKeepToNamespaces(t *testing.T) {
+	n := StartCairn(t, "--requirepass", "admin")
+	admin := n.Raw()
+	admin.Expect("+OK\r\n", "AUTH", "admin")
+	admin.Expect("+OK\r\n", "NAMESPACE", "ADD", "ns1", "t1")
+	admin.Expect("+OK\r\n", "NAMESPACE", "ADD", "ns2", "t2")
+	a, b := n.Raw(), n.Raw()
+	a.Expect("+OK\r\n", "AUTH", "t1")
+	b.Expect("+OK\r\n", "AUTH", "t2")
+	sendCommand(a, "BLPOP", "q", "0")
+	waitFor(t, 10*time.Second, "a blocked", func() bool { return blockedClients(t, admin) == 1 })
+	b.Expect(":1\r\n", "RPUSH", "q", "ns2")         // ns2's q: a waits on ns1's
+	admin.Expect(":1\r\n", "RPUSH", "q", "default") // the default namespace's
+	b.Expect(":1\r\n", "LLEN", "q")
+	admin.Expect(":1\r\n", "LLEN", "q")
+	if got := blockedClients(t, admin); got != 1 {
+		t.Fatalf("%d blocked clients after pushes to other namespaces, want 1", got)
+	}
+	writer := n.Raw()
+	writer.Expect("+OK\r\n", "AUTH", "t1")
+	writer.Expect(":1\r\n", "RPUSH", "q", "ns1")
+	if got := a.Reply(); got != "*2\r\n$1\r\nq\r\n$3\r\nns1\r\n" {
+		t.Fatalf("BLPOP in ns1: %q", got)
+	}
+	writer.Expect(":0\r\n", "EXISTS", "q")
+}
