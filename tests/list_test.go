@@ -153,6 +153,36 @@ func TestBlockingListsMatchRedis(t *testing.T) {
 			step("a wrong destination", "__keyevent@0__:set=str", "__keyevent@0__:rpush=v")
 			blocked(0)
 
+			// A list that arrives by RENAME, COPY or RESTORE serves
+			// waiters too, after the command's own events.
+			w.Expect(":2\r\n", "RPUSH", "src", "1", "2")
+			sendCommand(a, "BLPOP", "renamed", "0")
+			blocked(1)
+			w.Expect("+OK\r\n", "RENAME", "src", "renamed")
+			if got := a.Reply(); got != "*2\r\n$7\r\nrenamed\r\n$1\r\n1\r\n" {
+				t.Fatalf("BLPOP of a renamed list: %q", got)
+			}
+			sendCommand(a, "BRPOP", "copied", "0")
+			blocked(1)
+			w.Expect(":1\r\n", "COPY", "renamed", "copied")
+			if got := a.Reply(); got != "*2\r\n$6\r\ncopied\r\n$1\r\n2\r\n" {
+				t.Fatalf("BRPOP of a copied list: %q", got)
+			}
+			dump := w.Do("DUMP", "renamed")
+			payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+			sendCommand(a, "BLMPOP", "0", "2", "nothing", "restored", "LEFT", "COUNT", "9")
+			blocked(1)
+			w.Expect("+OK\r\n", "RESTORE", "restored", "0", payload)
+			if got := a.Reply(); got != "*2\r\n$8\r\nrestored\r\n*1\r\n$1\r\n2\r\n" {
+				t.Fatalf("BLMPOP of a restored list: %q", got)
+			}
+			step("lists arriving by RENAME, COPY and RESTORE",
+				"__keyevent@0__:rpush=src", "__keyevent@0__:rename_from=src", "__keyevent@0__:rename_to=renamed",
+				"__keyevent@0__:lpop=renamed", "__keyevent@0__:copy_to=copied", "__keyevent@0__:rpop=copied",
+				"__keyevent@0__:del=copied", "__keyevent@0__:restore=restored", "__keyevent@0__:lpop=restored",
+				"__keyevent@0__:del=restored")
+			blocked(0)
+
 			// Becoming a replica ends every wait with an error.
 			sendCommand(a, "BLPOP", "r1", "0")
 			sendCommand(b, "BLMOVE", "r2", "d", "LEFT", "LEFT", "0")
