@@ -693,15 +693,18 @@ func (c *Ctx) parseSide(arg []byte) (left, ok bool) {
 	return false, false
 }
 
+// parseSides parses LMOVE's and BLMOVE's sides, Args[i] and Args[i+1].
+func (c *Ctx) parseSides(i int) (from, to, ok bool) {
+	if from, ok = c.parseSide(c.Args[i]); ok {
+		to, ok = c.parseSide(c.Args[i+1])
+	}
+	return from, to, ok
+}
+
 func cmdRPopLPush(c *Ctx) { moveCommand(c, false, true, storage.CmdRPopLPush) }
 
 func cmdLMove(c *Ctx) {
-	from, ok := c.parseSide(c.Args[3])
-	if !ok {
-		return
-	}
-	to, ok := c.parseSide(c.Args[4])
-	if ok {
+	if from, to, ok := c.parseSides(3); ok {
 		moveCommand(c, from, to, storage.CmdLMove)
 	}
 }
@@ -773,7 +776,7 @@ func cmdLMPop(c *Ctx) {
 		return
 	}
 	defer c.lock(keys...)()
-	if !c.mpop(keys, left, count) {
+	if !c.popFirst(keys, left, count, true, storage.CmdLMPop) {
 		c.W.NullArray()
 	}
 }
@@ -812,10 +815,12 @@ func (c *Ctx) parseMPop(at int) (keys [][]byte, left bool, count int64, ok bool)
 	return c.Args[at+1 : side], left, count, true
 }
 
-// mpop pops up to count elements from the first of keys that holds a
-// list, under their locks, replying with its name and them. It reports
-// whether it replied: false, without a reply, when no key holds a list.
-func (c *Ctx) mpop(keys [][]byte, left bool, count int64) bool {
+// popFirst pops up to count elements from the first of keys that holds
+// a list, under their locks, with cmd's LogData, and replies with the
+// key and them: the elements nested in an array (LMPOP) or, with nested
+// unset, the one element beside the key (BLPOP). It reports whether it
+// replied: false, without a reply, when no key holds a list.
+func (c *Ctx) popFirst(keys [][]byte, left bool, count int64, nested bool, cmd storage.Command) bool {
 	for _, key := range keys {
 		k, ok := c.readOf(key, storage.TypeList)
 		if !ok {
@@ -824,7 +829,7 @@ func (c *Ctx) mpop(keys [][]byte, left bool, count int64) bool {
 		if !k.live {
 			continue
 		}
-		b := c.newBatch(storage.TypeList, storage.CmdLMPop)
+		b := c.newBatch(storage.TypeList, cmd)
 		popped, ok := c.popElements(b, key, &k, left, uint64(count))
 		if !ok {
 			c.discard(b)
@@ -833,7 +838,9 @@ func (c *Ctx) mpop(keys [][]byte, left bool, count int64) bool {
 		if c.commit(b) {
 			c.W.Array(2)
 			c.W.Bulk(key)
-			c.W.Array(len(popped))
+			if nested {
+				c.W.Array(len(popped))
+			}
 			for _, v := range popped {
 				c.W.Bulk(v)
 			}

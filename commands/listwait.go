@@ -228,17 +228,30 @@ func (c *Ctx) blockTimeoutArg(i int) (time.Duration, bool) {
 	return time.Duration(min(int64(ms), int64(100*365*24*time.Hour/time.Millisecond))) * time.Millisecond, true
 }
 
-// waitForList blocks the command on keys (of which none holds a list;
-// the caller holds their locks, which unlock releases) until a write
-// makes one ready and try, run under the locks of keys and extra with
-// the ready key first, serves it (reports true), or until timeout (0:
-// none), CLIENT UNBLOCK or the connection's end; then it replies with
-// timedOut or the unblock error. try returns false when no key held a
-// list after all, to wait again.
-func (c *Ctx) waitForList(keys, extra [][]byte, unlock func(), timeout time.Duration, timedOut func(), try func(ready []byte) bool) {
+// blockOn runs a blocking list command: try, under the locks of keys and
+// extra, serves it at once (reports true) when one of keys holds a list.
+// Otherwise, in a transaction or a script, it replies with inTxn (Redis
+// never blocks there); elsewhere the command waits on keys until a write
+// makes one ready and try, run again with the ready key first, serves
+// it, or until timeout (0: none), CLIENT UNBLOCK or the connection's
+// end, and then replies with timedOut or the unblock error. try returns
+// false when no key held a list, to wait (again).
+func (c *Ctx) blockOn(keys, extra [][]byte, timeout time.Duration, inTxn, timedOut func(), try func(ready []byte) bool) {
+	unlock := c.lock(append(slices.Clone(keys), extra...)...)
+	if try(nil) {
+		unlock()
+		return
+	}
+	if c.txn != nil {
+		unlock()
+		inTxn()
+		return
+	}
 	w := &listWaiter{wake: make(chan listWake, 1)}
+	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		if wk := waitKey(c.ns(), k); !slices.Contains(w.keys, wk) {
+		if wk := waitKey(c.ns(), k); !seen[wk] {
+			seen[wk] = true
 			w.keys = append(w.keys, wk)
 		}
 	}
@@ -319,74 +332,41 @@ func blockingPop(c *Ctx, left bool) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	// pop pops from the first of keys (ready first) that holds a list,
-	// replying with it and the element; it reports whether it replied.
-	pop := func(ready []byte) bool {
-		order := keys
-		if ready != nil {
-			order = append([][]byte{ready}, keys...)
-		}
-		for _, key := range order {
-			k, ok := c.readOf(key, storage.TypeList)
-			if !ok {
-				return true
-			}
-			if !k.live {
-				continue
-			}
-			cmd := storage.CmdRPop
-			if left {
-				cmd = storage.CmdLPop
-			}
-			b := c.newBatch(storage.TypeList, cmd)
-			popped, ok := c.popElements(b, key, &k, left, 1)
-			if !ok {
-				c.discard(b)
-				return true
-			}
-			if c.commit(b) {
-				c.W.Array(2)
-				c.W.Bulk(key)
-				c.W.Bulk(popped[0])
-			}
-			return true
-		}
-		return false
+	cmd := storage.CmdRPop
+	if left {
+		cmd = storage.CmdLPop
 	}
-	unlock := c.lock(keys...)
-	if pop(nil) {
-		unlock()
-		return
+	c.blockOn(keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
+		return c.popFirst(readyFirst(ready, keys), left, 1, false, cmd)
+	})
+}
+
+// readyFirst returns keys with the ready key (if any) first.
+func readyFirst(ready []byte, keys [][]byte) [][]byte {
+	if ready == nil {
+		return keys
 	}
-	if c.txn != nil {
-		unlock()
-		c.W.NullArray() // in a transaction or a script: as if timed out
-		return
-	}
-	c.waitForList(keys, nil, unlock, timeout, c.W.NullArray, pop)
+	return append([][]byte{ready}, keys...)
 }
 
 func cmdBRPopLPush(c *Ctx) { blockingMove(c, 3, false, true, storage.CmdRPopLPush) }
 
 func cmdBLMove(c *Ctx) {
-	from, ok := c.parseSide(c.Args[3])
-	if !ok {
-		return
-	}
-	to, ok := c.parseSide(c.Args[4])
-	if ok {
+	if from, to, ok := c.parseSides(3); ok {
 		blockingMove(c, 5, from, to, storage.CmdLMove)
 	}
 }
 
 // blockingMove is BRPOPLPUSH and BLMOVE, whose timeout is Args[at].
+// Timed out, it replies a null array, as Redis's does (RESP2); in a
+// transaction, a null bulk.
 func blockingMove(c *Ctx, at int, fromLeft, toLeft bool, cmd storage.Command) {
 	timeout, ok := c.blockTimeoutArg(at)
 	if !ok {
 		return
 	}
 	src, dst := c.Args[1], c.Args[2]
-	move := func([]byte) bool {
+	c.blockOn([][]byte{src}, [][]byte{dst}, timeout, c.W.NullBulk, c.W.NullArray, func([]byte) bool {
 		s, ok := c.readOf(src, storage.TypeList)
 		switch {
 		case !ok:
@@ -398,19 +378,7 @@ func blockingMove(c *Ctx, at int, fromLeft, toLeft bool, cmd storage.Command) {
 			c.W.Bulk(v)
 		}
 		return true
-	}
-	unlock := c.lock(src, dst)
-	if move(nil) {
-		unlock()
-		return
-	}
-	if c.txn != nil {
-		unlock()
-		c.W.NullBulk()
-		return
-	}
-	// Timed out, it replies a null array, as Redis's BLMOVE does (RESP2).
-	c.waitForList([][]byte{src}, [][]byte{dst}, unlock, timeout, c.W.NullArray, move)
+	})
 }
 
 func cmdBLMPop(c *Ctx) {
@@ -422,23 +390,7 @@ func cmdBLMPop(c *Ctx) {
 	if !ok {
 		return
 	}
-	// pop pops from the ready key first.
-	pop := func(ready []byte) bool {
-		order := keys
-		if ready != nil {
-			order = append([][]byte{ready}, keys...)
-		}
-		return c.mpop(order, left, count)
-	}
-	unlock := c.lock(keys...)
-	if pop(nil) {
-		unlock()
-		return
-	}
-	if c.txn != nil {
-		unlock()
-		c.W.NullArray()
-		return
-	}
-	c.waitForList(keys, nil, unlock, timeout, c.W.NullArray, pop)
+	c.blockOn(keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
+		return c.popFirst(readyFirst(ready, keys), left, count, true, storage.CmdLMPop)
+	})
 }
