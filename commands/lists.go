@@ -272,6 +272,17 @@ func popCommand(c *Ctx, left bool) {
 	}
 }
 
+// liveList reads the list key under the lock the caller holds: on
+// WRONGTYPE or a storage error it replies, and when key holds no list it
+// replies with missing; either way it returns ok=false.
+func (c *Ctx) liveList(key []byte, missing func()) (k keyState, ok bool) {
+	if k, ok = c.readOf(key, storage.TypeList); ok && !k.live {
+		missing()
+		return k, false
+	}
+	return k, ok
+}
+
 // listPosition returns the position in the list m of index i (negative:
 // from the end), and whether it is within the list.
 func listPosition(m *storage.Metadata, i int64) (uint64, bool) {
@@ -363,12 +374,8 @@ func cmdLRange(c *Ctx) {
 func cmdLSet(c *Ctx) {
 	key := c.Args[1]
 	defer c.lock(key)()
-	k, ok := c.readOf(key, storage.TypeList)
-	switch {
-	case !ok:
-		return
-	case !k.live:
-		c.W.Error("ERR no such key")
+	k, ok := c.liveList(key, func() { c.W.Error("ERR no such key") })
+	if !ok {
 		return
 	}
 	i, ok := c.intArg(2)
@@ -400,12 +407,8 @@ func cmdLInsert(c *Ctx) {
 	}
 	key, pivot, elem := c.Args[1], c.Args[3], c.Args[4]
 	defer c.lock(key)()
-	k, ok := c.readOf(key, storage.TypeList)
-	switch {
-	case !ok:
-		return
-	case !k.live:
-		c.W.Int(0)
+	k, ok := c.liveList(key, func() { c.W.Int(0) })
+	if !ok {
 		return
 	}
 	// The elements up to the pivot, which the insertion shifts towards
@@ -463,12 +466,8 @@ func cmdLRem(c *Ctx) {
 	}
 	key, elem := c.Args[1], c.Args[3]
 	defer c.lock(key)()
-	k, ok := c.readOf(key, storage.TypeList)
-	switch {
-	case !ok:
-		return
-	case !k.live:
-		c.W.Int(0)
+	k, ok := c.liveList(key, func() { c.W.Int(0) })
+	if !ok {
 		return
 	}
 	limit := uint64(0) // 0: every match
@@ -569,12 +568,8 @@ func cmdLTrim(c *Ctx) {
 	}
 	key := c.Args[1]
 	defer c.lock(key)()
-	k, ok := c.readOf(key, storage.TypeList)
-	switch {
-	case !ok:
-		return
-	case !k.live:
-		c.W.OK()
+	k, ok := c.liveList(key, func() { c.W.OK() })
+	if !ok {
 		return
 	}
 	from, to := listRange(start, end, k.m.Size)
@@ -715,12 +710,8 @@ func cmdLMove(c *Ctx) {
 func moveCommand(c *Ctx, fromLeft, toLeft bool, cmd storage.Command) {
 	src, dst := c.Args[1], c.Args[2]
 	defer c.lock(src, dst)()
-	s, ok := c.readOf(src, storage.TypeList)
-	switch {
-	case !ok:
-		return
-	case !s.live:
-		c.W.NullBulk()
+	s, ok := c.liveList(src, func() { c.W.NullBulk() })
+	if !ok {
 		return
 	}
 	if v, ok := c.moveElement(src, dst, &s, fromLeft, toLeft, cmd); ok {

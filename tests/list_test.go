@@ -361,7 +361,7 @@ func TestListConcurrentMoves(t *testing.T) {
 				}
 				var err error
 				if rng.IntN(4) == 0 {
-					err = c.RPopLPush(cx, src, dst).Err()
+					err = c.Do(cx, "RPOPLPUSH", src, dst).Err()
 				} else {
 					err = c.LMove(cx, src, dst, sides[rng.IntN(2)], sides[rng.IntN(2)]).Err()
 				}
