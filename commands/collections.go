@@ -164,6 +164,21 @@ func removeCommand(c *Ctx, t storage.Type, cmd storage.Command, code notify.Code
 	}
 }
 
+// storeNothing is the empty result of cmd, a command that stores a
+// collection at dst (SINTERSTORE and the like, SORT ... STORE): Redis
+// deletes dst as it finds it, expired or not, publishing "del" (never
+// "expired", nor counting it in expired_keys), and replies 0.
+func (c *Ctx) storeNothing(cmd storage.Command, dst []byte) {
+	d, err := c.lookupRaw(dst)
+	if err != nil {
+		c.storageError(err)
+		return
+	}
+	if !d.raw || c.deleteKey(cmd, dst, &d, notify.CodeDel) {
+		c.W.Int(0)
+	}
+}
+
 // cardinality is HLEN and SCARD: the member count of the collection of
 // type t at Args[1], 0 for none, from its metadata alone.
 func cardinality(c *Ctx, t storage.Type) {

@@ -387,15 +387,12 @@ func setOperation(c *Ctx, op setOp, dst []byte) {
 		c.replySet(result)
 		return
 	}
-	d, ok := c.read(dst)
-	if !ok {
+	if len(result) == 0 {
+		c.storeNothing(storeCommands[op], dst)
 		return
 	}
-	if len(result) == 0 {
-		if d.live && !c.deleteKey(storeCommands[op], dst, &d, notify.CodeDel) {
-			return
-		}
-		c.W.Int(0)
+	d, ok := c.read(dst)
+	if !ok {
 		return
 	}
 	m := storage.Metadata{Type: storage.TypeSet, Version: storage.NewHashID(), Size: uint64(len(result))}
