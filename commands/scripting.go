@@ -340,7 +340,7 @@ func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
 	if spec == nil {
 		return w.Bytes(), nil
 	}
-	if h.locks != nil && (keyspaceWide(spec) || spec.FirstKey == 0 && spec.Flags&FlagReadOnly != 0 ||
+	if h.locks != nil && (keyspaceWide(spec, args) || spec.FirstKey == 0 && spec.Flags&FlagReadOnly != 0 ||
 		spec.Flags&FlagPubSub != 0 || !h.locks.cover(spec.Keys(args))) {
 		// A command on the whole keyspace, a PUBLISH (which cannot be
 		// taken back), or a key another command holds.

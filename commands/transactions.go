@@ -208,7 +208,7 @@ func changesRole(queued []queuedCommand) bool {
 // or all true when one of them needs every lock (keyspaceWide).
 func transactionKeys(queued []queuedCommand) (keys [][]byte, all bool) {
 	for _, q := range queued {
-		if keyspaceWide(q.spec) {
+		if keyspaceWide(q.spec, q.args) {
 			return nil, true
 		}
 		keys = append(keys, q.spec.Keys(q.args)...)
@@ -226,10 +226,16 @@ func (c *Ctx) lockTransaction(keys [][]byte, all bool) (unlock func()) {
 	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
 }
 
-// keyspaceWide reports whether a command that names no key may touch any
-// key: it writes (FLUSHDB), reclaims the expired keys it meets (SCAN), or
-// runs a script. A transaction or script running one needs every lock.
-func keyspaceWide(spec *Spec) bool {
+// keyspaceWide reports whether a command line (args) may touch keys it
+// does not name: a command that names none and writes (FLUSHDB),
+// reclaims the expired keys it meets (SCAN) or runs a script, and a SORT
+// that reads or writes keys its elements name (sortReadsKeys). A
+// transaction or script running one needs every lock, and a pipelined
+// group never takes one.
+func keyspaceWide(spec *Spec, args [][]byte) bool {
+	if spec.Name == "sort" || spec.Name == "sort_ro" {
+		return sortReadsKeys(args)
+	}
 	return spec.FirstKey == 0 && (spec.Flags&FlagWrite != 0 || reclaimsExpired[spec.Name] || spec.Group == "scripting")
 }
 
@@ -507,7 +513,7 @@ const MaxPipelineGroup = 64
 // never blocks (a blocking one would wait holding the group's locks).
 func Groupable(args [][]byte) bool {
 	spec := Lookup(args[0])
-	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil && spec.Flags&FlagBlocking == 0 &&
+	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil && spec.Flags&FlagBlocking == 0 && !keyspaceWide(spec, args) &&
 		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash" || spec.Group == "set" || spec.Group == "list") && spec.ArityOK(len(args))
 }
 

@@ -44,6 +44,7 @@ const (
 	CodeLSet
 	CodeLRem
 	CodeLTrim
+	CodeSortStore
 	codeCount
 )
 
@@ -86,6 +87,7 @@ var codeInfo = [codeCount]struct {
 	CodeLSet:         {"lset", List},
 	CodeLRem:         {"lrem", List},
 	CodeLTrim:        {"ltrim", List},
+	CodeSortStore:    {"sortstore", List},
 }
 
 // Valid reports whether c is a code this build knows.

@@ -86,6 +86,7 @@ const (
 	CmdLMove
 	CmdRPopLPush
 	CmdLMPop
+	CmdSort
 )
 
 // LogData flags.
