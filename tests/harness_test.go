@@ -126,14 +126,16 @@ func StartCairnEnv(t testing.TB, env []string, args ...string) *Node {
 	return n
 }
 
-// StartRedis starts Debian's redis-server, persistence off, on a free port.
+// StartRedis starts Debian's redis-server, persistence off, on a free port,
+// in the C locale: SORT ... ALPHA compares with the server's collation,
+// which in the C locale is the byte order Cairn's uses.
 func StartRedis(t testing.TB, args ...string) *Node {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server not installed (make test installs it): %v", err)
 	}
-	n := &Node{t: t, Name: "redis", Port: freePort(t), Dir: t.TempDir(), bin: bin}
+	n := &Node{t: t, Name: "redis", Port: freePort(t), Dir: t.TempDir(), bin: bin, env: []string{"LC_ALL=C"}}
 	n.args = append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(n.Port), "--dir", n.Dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--enable-debug-command", "yes"}, args...)
 	n.start()
