@@ -1481,6 +1481,11 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"LRANGE", "LINDEX", "LLEN", "LPOS"}), g.key(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
 	}},
+	// SORT ... STORE: sortstore on a key of its own (new, or del when
+	// the result is empty), after the reads of any expired key.
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"SORT", g.key(), "ALPHA", "STORE", "sstore:" + strconv.Itoa(g.rng.IntN(3))}, 1, 4)
+	}},
 	// SCAN reclaims the expired keys it passes over (in EXEC too). One
 	// call covers every key. Not with TYPE: then Redis 7.0 also counts a
 	// miss and publishes keymiss for such a key, which makes the stream
