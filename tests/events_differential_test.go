@@ -1436,50 +1436,50 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"SMEMBERS", "SCARD", "SISMEMBER", "SRANDMEMBER"}), g.key(), g.pick([]string{"1", "2", "x", "5"})}[:2+g.rng.IntN(2)], 1)
 	}},
-	// Lists, over the same keys: pushes, pops (del with the last
+	// Lists, over the same keys and keys of their own (listKey): pushes, pops (del with the last
 	// element), linsert, lset, lrem, ltrim, moves (one list's pop, the
 	// other's push), and the blocking forms where a list is there or in
 	// a transaction (never waiting).
 	{4, func(g *evGen) ([]string, []string) {
-		args := []string{g.pick([]string{"LPUSH", "RPUSH", "RPUSH", "LPUSHX", "RPUSHX"}), g.key()}
+		args := []string{g.pick([]string{"LPUSH", "RPUSH", "RPUSH", "LPUSHX", "RPUSHX"}), g.listKey()}
 		for n := 1 + g.rng.IntN(2); n > 0; n-- {
 			args = append(args, g.pick(evMembers))
 		}
 		return evOne(args, 1)
 	}},
 	{3, func(g *evGen) ([]string, []string) {
-		return evOne([]string{g.pick([]string{"LPOP", "RPOP"}), g.key(), g.pick([]string{"1", "2", "0"})}[:2+g.rng.IntN(2)], 1)
+		return evOne([]string{g.pick([]string{"LPOP", "RPOP"}), g.listKey(), g.pick([]string{"1", "2", "0"})}[:2+g.rng.IntN(2)], 1)
 	}},
 	{2, func(g *evGen) ([]string, []string) {
 		switch g.rng.IntN(4) {
 		case 0:
-			return evOne([]string{"LINSERT", g.key(), g.pick([]string{"BEFORE", "AFTER"}), g.pick(evMembers), "y"}, 1)
+			return evOne([]string{"LINSERT", g.listKey(), g.pick([]string{"BEFORE", "AFTER"}), g.pick(evMembers), "y"}, 1)
 		case 1:
-			return evOne([]string{"LSET", g.key(), g.pick([]string{"0", "-1", "5"}), "z"}, 1)
+			return evOne([]string{"LSET", g.listKey(), g.pick([]string{"0", "-1", "5"}), "z"}, 1)
 		case 2:
-			return evOne([]string{"LREM", g.key(), g.pick([]string{"0", "1", "-1"}), g.pick(evMembers)}, 1)
+			return evOne([]string{"LREM", g.listKey(), g.pick([]string{"0", "1", "-1"}), g.pick(evMembers)}, 1)
 		}
-		return evOne([]string{"LTRIM", g.key(), g.pick([]string{"0", "1", "-2"}), g.pick([]string{"-1", "0", "1"})}, 1)
+		return evOne([]string{"LTRIM", g.listKey(), g.pick([]string{"0", "1", "-2"}), g.pick([]string{"-1", "0", "1"})}, 1)
 	}},
 	{2, func(g *evGen) ([]string, []string) {
 		if g.chance(0.3) {
-			return evOne([]string{"RPOPLPUSH", g.key(), g.key()}, 1, 2)
+			return evOne([]string{"RPOPLPUSH", g.listKey(), g.listKey()}, 1, 2)
 		}
-		return evOne([]string{"LMOVE", g.key(), g.key(), g.pick([]string{"LEFT", "RIGHT"}), g.pick([]string{"LEFT", "RIGHT"})}, 1, 2)
+		return evOne([]string{"LMOVE", g.listKey(), g.listKey(), g.pick([]string{"LEFT", "RIGHT"}), g.pick([]string{"LEFT", "RIGHT"})}, 1, 2)
 	}},
 	{1, func(g *evGen) ([]string, []string) {
-		keys := g.keys(1, 2)
+		keys := []string{g.listKey(), g.listKey()}[:1+g.rng.IntN(2)]
 		return append(append([]string{"LMPOP", strconv.Itoa(len(keys))}, keys...), "LEFT", "COUNT", "2"), keys
 	}},
 	{1, func(g *evGen) ([]string, []string) {
 		if g.chance(0.5) {
-			return evOne([]string{"BLMOVE", g.key(), g.key(), "RIGHT", "LEFT", "0.001"}, 1, 2)
+			return evOne([]string{"BLMOVE", g.listKey(), g.listKey(), "RIGHT", "LEFT", "0.001"}, 1, 2)
 		}
-		keys := g.keys(1, 2)
+		keys := []string{g.listKey(), g.listKey()}[:1+g.rng.IntN(2)]
 		return append(append([]string{g.pick([]string{"BLPOP", "BRPOP"})}, keys...), "0.001"), keys
 	}},
 	{1, func(g *evGen) ([]string, []string) {
-		return evOne([]string{g.pick([]string{"LRANGE", "LINDEX", "LLEN", "LPOS"}), g.key(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
+		return evOne([]string{g.pick([]string{"LRANGE", "LINDEX", "LLEN", "LPOS"}), g.listKey(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
 	}},
 	// SORT ... STORE: sortstore on a key of its own (new, or del when
 	// the result is empty), after the reads of any expired key.
@@ -1494,6 +1494,16 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{"SCAN", "0", "MATCH", g.key(), "COUNT", "1000"}, 3)
 	}},
+}
+
+// listKey returns a key for a list command: mostly one of the lists' own
+// keys, which other commands leave alone, so that lists live long enough
+// to be popped, trimmed and moved; sometimes one of the shared keys.
+func (g *evGen) listKey() string {
+	if g.chance(0.4) {
+		return g.key()
+	}
+	return "list:" + strconv.Itoa(g.rng.IntN(3))
 }
 
 // evFields are the hash fields of the stream, evMembers its set members.
