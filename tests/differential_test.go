@@ -1648,7 +1648,9 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string { return []string{g.word("lrange"), g.listKey(), g.rangeIndex(), g.rangeIndex()} }},
+	{2, func(g *diffGen) []string {
+		return []string{g.word("lrange"), g.listKey(), g.rangeIndex(), g.rangeIndex()}
+	}},
 	{1, func(g *diffGen) []string { return []string{g.word("llen"), g.listKey()} }},
 	{1, func(g *diffGen) []string { return []string{g.word("lindex"), g.listKey(), g.rangeIndex()} }},
 	{1, func(g *diffGen) []string { return []string{g.word("lset"), g.listKey(), g.rangeIndex(), g.member()} }},
@@ -1658,7 +1660,9 @@ var diffBuilders = []diffBuilder{
 	{1, func(g *diffGen) []string {
 		return []string{g.word("lrem"), g.listKey(), g.pick([]string{"0", "1", "-1", "2", "-2", "x"}), g.member()}
 	}},
-	{1, func(g *diffGen) []string { return []string{g.word("ltrim"), g.listKey(), g.rangeIndex(), g.rangeIndex()} }},
+	{1, func(g *diffGen) []string {
+		return []string{g.word("ltrim"), g.listKey(), g.rangeIndex(), g.rangeIndex()}
+	}},
 	{1, func(g *diffGen) []string {
 		args := []string{g.word("lpos"), g.listKey(), g.member()}
 		for n := g.rng.IntN(3); n > 0; n-- {
