@@ -207,6 +207,14 @@ var options = []Option{
 		Doc: "Longest field or value of a hash OBJECT ENCODING reports as listpack; a longer one makes it hashtable for good.",
 	},
 	{
+		Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Kind: KindInt, Default: "-2", Min: math.MinInt32, Max: math.MaxInt32, Mutable: true,
+		Doc: "Accepted as redis-server accepts it; Cairn keeps every list the same way, and Redis 7.0's OBJECT ENCODING reports quicklist whatever it is.",
+	},
+	{
+		Name: "list-compress-depth", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32, Mutable: true,
+		Doc: "Accepted as redis-server accepts it; Cairn leaves compression to Pebble, whatever it is.",
+	},
+	{
 		Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Members up to which OBJECT ENCODING reports a set of integers as intset (and SSCAN returns it whole); past it, hashtable for good.",
 	},
