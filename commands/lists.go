@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"math"
+	"slices"
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
@@ -139,6 +140,14 @@ func pushCode(left bool) notify.Code {
 	return notify.CodeRPush
 }
 
+// popCommandCode is the LogData command of LPOP (left) or RPOP.
+func popCommandCode(left bool) storage.Command {
+	if left {
+		return storage.CmdLPop
+	}
+	return storage.CmdRPop
+}
+
 // popCode is the event of a pop from the head (left) or the tail.
 func popCode(left bool) notify.Code {
 	if left {
@@ -179,41 +188,66 @@ func pushCommand(c *Ctx, left, onlyExisting bool, cmd storage.Command) {
 // order they were popped. On a storage error it replies and returns
 // ok=false.
 func (c *Ctx) popElements(b *storage.Batch, key []byte, k *keyState, left bool, n uint64) (popped [][]byte, ok bool) {
-	m := k.m
-	n = min(n, m.Size)
+	n = min(n, k.m.Size)
+	if popped, ok = c.endElements(&k.m, left, n); ok {
+		c.dropEnd(b, key, k, left, n)
+	}
+	return popped, ok
+}
+
+// endElements returns the n elements (at most as many as the list has) at
+// the head (left) or the tail of the live list m, in the order a pop
+// takes them. On a storage error, or records missing, it replies and
+// returns ok=false.
+func (c *Ctx) endElements(m *storage.Metadata, left bool, n uint64) (out [][]byte, ok bool) {
 	from := uint64(0)
 	if !left {
 		from = m.Size - n
 	}
 	if n == 1 { // one point read, no iterator
-		v, ok := c.elementAt(&m, from)
-		if !ok {
-			return nil, false
-		}
-		popped = [][]byte{v}
-	} else if popped, ok = c.elements(&m, from, n); !ok {
+		v, ok := c.elementAt(m, from)
+		return [][]byte{v}, ok
+	}
+	if out, ok = c.elements(m, from, n); !ok {
 		return nil, false
 	}
-	if uint64(len(popped)) != n {
+	if uint64(len(out)) != n {
 		c.W.Error(errInconsistent)
 		return nil, false
 	}
 	if !left {
-		for i, j := 0, len(popped)-1; i < j; i, j = i+1, j-1 {
-			popped[i], popped[j] = popped[j], popped[i]
-		}
+		slices.Reverse(out)
 	}
-	if n == m.Size {
+	return out, true
+}
+
+// dropEnd adds to b the removal of n elements (at most as many as it has)
+// from the head (left) or the tail of the live list key (k: its state),
+// with the pop's event, deleting the key with "del" after it when none
+// remain.
+func (c *Ctx) dropEnd(b *storage.Batch, key []byte, k *keyState, left bool, n uint64) {
+	if n == k.m.Size {
 		c.del(b, key, k, popCode(left), notify.CodeDel)
-		return popped, true
+		return
 	}
-	b.DeleteListRange(c.ns(), &m, from, from+n)
+	m := k.m
+	c.removeEnd(b, &m, left, n)
+	c.put(b, key, k, m, popCode(left))
+}
+
+// removeEnd adds to b the deletion of the records of n elements (at most
+// as many as it has) at the head (left) or the tail of the list m, and
+// moves m past them.
+func (c *Ctx) removeEnd(b *storage.Batch, m *storage.Metadata, left bool, n uint64) {
+	from := uint64(0)
+	if !left {
+		from = m.Size - n
+	}
+	b.DeleteListRange(c.ns(), m, from, from+n)
 	if left {
 		m.Head += n
 	}
 	m.Size -= n
-	c.put(b, key, k, m, popCode(left))
-	return popped, true
 }
 
 // popCommand is LPOP and RPOP (from the head with left), with or without
@@ -249,11 +283,7 @@ func popCommand(c *Ctx, left bool) {
 		c.W.Array(0)
 		return
 	}
-	cmd := storage.CmdRPop
-	if left {
-		cmd = storage.CmdLPop
-	}
-	b := c.newBatch(storage.TypeList, cmd)
+	b := c.newBatch(storage.TypeList, popCommandCode(left))
 	popped, ok := c.popElements(b, key, &k, left, uint64(count))
 	if !ok {
 		c.discard(b)
@@ -295,6 +325,20 @@ func listPosition(m *storage.Metadata, i int64) (uint64, bool) {
 	return uint64(i), true
 }
 
+// indexArg parses LINDEX's and LSET's index (Args[2]) into a position in
+// the list m, replying with outside when it lies outside the list; on
+// any reply it returns ok=false.
+func (c *Ctx) indexArg(m *storage.Metadata, outside func()) (pos uint64, ok bool) {
+	i, ok := c.intArg(2)
+	if !ok {
+		return 0, false
+	}
+	if pos, ok = listPosition(m, i); !ok {
+		outside()
+	}
+	return pos, ok
+}
+
 func cmdLIndex(c *Ctx) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeList, true)
 	defer unlock()
@@ -305,13 +349,8 @@ func cmdLIndex(c *Ctx) {
 		c.W.NullBulk()
 		return
 	}
-	i, ok := c.intArg(2)
+	pos, ok := c.indexArg(&k.m, func() { c.W.NullBulk() })
 	if !ok {
-		return
-	}
-	pos, in := listPosition(&k.m, i)
-	if !in {
-		c.W.NullBulk()
 		return
 	}
 	if v, ok := c.elementAt(&k.m, pos); ok {
@@ -378,13 +417,8 @@ func cmdLSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	i, ok := c.intArg(2)
+	pos, ok := c.indexArg(&k.m, func() { c.W.Error("ERR index out of range") })
 	if !ok {
-		return
-	}
-	pos, in := listPosition(&k.m, i)
-	if !in {
-		c.W.Error("ERR index out of range")
 		return
 	}
 	b := c.newBatch(storage.TypeList, storage.CmdLSet)
@@ -728,21 +762,15 @@ func (c *Ctx) moveElement(src, dst []byte, s *keyState, fromLeft, toLeft bool, c
 	if !ok {
 		return nil, false
 	}
-	pos := uint64(0)
-	if !fromLeft {
-		pos = s.m.Size - 1
-	}
-	if v, ok = c.elementAt(&s.m, pos); !ok {
+	popped, ok := c.endElements(&s.m, fromLeft, 1)
+	if !ok {
 		return nil, false
 	}
+	v = popped[0]
 	b := c.newBatch(storage.TypeList, cmd)
 	if bytes.Equal(src, dst) {
 		m := s.m
-		b.DeleteListRange(c.ns(), &m, pos, pos+1)
-		if fromLeft {
-			m.Head++
-		}
-		m.Size--
+		c.removeEnd(b, &m, fromLeft, 1)
 		c.pushElements(b, &m, toLeft, v)
 		c.put(b, dst, s, m, pushCode(toLeft))
 		c.put(b, src, s, m, popCode(fromLeft))
@@ -753,10 +781,7 @@ func (c *Ctx) moveElement(src, dst []byte, s *keyState, fromLeft, toLeft bool, c
 		}
 		c.pushElements(b, &dm, toLeft, v)
 		c.put(b, dst, &d, dm, pushCode(toLeft))
-		if _, ok := c.popElements(b, src, s, fromLeft, 1); !ok {
-			c.discard(b)
-			return nil, false
-		}
+		c.dropEnd(b, src, s, fromLeft, 1)
 	}
 	return v, c.commit(b)
 }
