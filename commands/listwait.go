@@ -40,33 +40,20 @@ type listWaiter struct {
 	wake chan listWake
 }
 
-// listWake asks a waiter to try to pop from key, and then to answer; or,
+// listWake asks a waiter to try to pop from key, and then to answer on
+// done whether the key held nothing for it (true: it waits again, first
+// in line, and the key's later waiters would find nothing either); or,
 // with demoted, to end its wait with errDemoted.
 type listWake struct {
 	key     string
 	demoted bool
-	done    chan wakeAnswer
+	done    chan bool
 }
 
 // errDemoted ends the waits of blocked list commands when the node
 // becomes a replica, as in Redis: a replica's lists change only by the
 // primary's writes, which serve no waiter.
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
-
-// wakeAnswer is how a woken waiter answers the client that woke it.
-type wakeAnswer uint8
-
-const (
-	// wakeServed: the waiter popped (or replied an error); the key may
-	// serve its next waiter.
-	wakeServed wakeAnswer = iota
-	// wakeEmpty: the key held no list for it; it waits again, first in
-	// line.
-	wakeEmpty
-	// wakeGone: the waiter had stopped waiting; the next one may be
-	// served.
-	wakeGone
-)
 
 // waitKey is the key of ns's key in listWaiters.
 func waitKey(ns string, key []byte) string { return ns + "\x00" + string(key) }
@@ -142,7 +129,7 @@ func (l *listWaiters) unblockAll() {
 	l.count.Store(0)
 	l.mu.Unlock()
 	for w := range all {
-		w.wake <- listWake{demoted: true, done: make(chan wakeAnswer, 1)}
+		w.wake <- listWake{demoted: true, done: make(chan bool, 1)}
 	}
 }
 
@@ -181,9 +168,9 @@ func (e *Env) serveReadyLists(cl *Client) {
 			if w == nil {
 				break
 			}
-			done := make(chan wakeAnswer, 1)
+			done := make(chan bool, 1)
 			w.wake <- listWake{key: key, done: done}
-			if <-done == wakeEmpty {
+			if <-done { // the key holds nothing more for its waiters
 				break
 			}
 		}
@@ -273,13 +260,9 @@ func (c *Ctx) blockOn(keys, extra [][]byte, timeout time.Duration, inTxn, timedO
 				} else {
 					demoted = true
 				}
-				switch {
-				case served:
-					wk.done <- wakeServed
-				case demoted:
-					wk.done <- wakeGone
-				default:
-					wk.done <- wakeEmpty // queued again by tryServe
+				waitsAgain := !served && !demoted // queued again by tryServe
+				wk.done <- waitsAgain
+				if waitsAgain {
 					continue
 				}
 				return
@@ -288,7 +271,7 @@ func (c *Ctx) blockOn(keys, extra [][]byte, timeout time.Duration, inTxn, timedO
 			}
 			if !c.Env.lists.remove(w) {
 				// Claimed meanwhile: the wake is on its way.
-				(<-w.wake).done <- wakeGone
+				(<-w.wake).done <- false
 			}
 			return
 		}
@@ -332,10 +315,7 @@ func blockingPop(c *Ctx, left bool) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	cmd := storage.CmdRPop
-	if left {
-		cmd = storage.CmdLPop
-	}
+	cmd := popCommandCode(left)
 	c.blockOn(keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
 		return c.popFirst(readyFirst(ready, keys), left, 1, false, cmd)
 	})
