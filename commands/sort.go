@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -110,10 +111,8 @@ func sortCommand(c *Ctx, readOnly bool) {
 	}
 	key := c.Args[1]
 	if sortReadsKeys(c.Args) {
-		if c.txn != nil && !c.txn.allLocked {
-			c.W.Error("ERR SORT with BY, GET or STORE cannot run in a pipelined group")
-			return
-		}
+		// In EXEC or a script every lock is held already (keyspaceWide);
+		// such a SORT never joins a pipelined group.
 		defer c.lockAll()()
 	} else {
 		defer c.lock(key)()
@@ -186,26 +185,21 @@ func sortCommand(c *Ctx, readOnly bool) {
 	}
 	if !dontSort {
 		slices.SortStableFunc(items, func(a, b sortItem) int {
-			var cmp int
+			var order int
 			switch {
 			case !alpha:
-				if cmp = compareFloat(a.score, b.score); cmp == 0 {
-					cmp = bytes.Compare(a.elem, b.elem)
-				}
+				order = cmp.Or(cmp.Compare(a.score, b.score), bytes.Compare(a.elem, b.elem))
+			case by != nil && (a.by == nil || b.by == nil):
+				order = boolCompare(a.by != nil, b.by != nil) // a missing weight first
 			case by != nil:
-				switch {
-				case a.by == nil || b.by == nil:
-					cmp = boolCompare(a.by != nil, b.by != nil)
-				default:
-					cmp = bytes.Compare(a.by, b.by)
-				}
+				order = bytes.Compare(a.by, b.by)
 			default:
-				cmp = bytes.Compare(a.elem, b.elem)
+				order = bytes.Compare(a.elem, b.elem)
 			}
 			if desc {
-				return -cmp
+				return -order
 			}
-			return cmp
+			return order
 		})
 	}
 	if convErr {
@@ -343,17 +337,6 @@ func sortScore(b []byte) (float64, bool) {
 		return 0, false // underflow to a subnormal
 	}
 	return f, true
-}
-
-// compareFloat orders two weights.
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // boolCompare orders false before true.
