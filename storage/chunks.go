@@ -353,8 +353,9 @@ var ErrValueCheck = errors.New("storage: value records inconsistent")
 
 // CheckValues checks, on one snapshot of the database, that every chunk
 // record belongs to a chunked value some key's metadata names and lies
-// within its length, and that every hash, set or list has as many member
-// records as its metadata counts (a list's within its range) and none
+// within its length, and that every hash, set, list or sorted set has as
+// many member records as its metadata counts (a list's within its range,
+// a sorted set's score records matching its member records) and none
 // belongs to no key; it reports
 // how many chunk records there are. Tests call it (DEBUG CHECK-VALUES)
 // to prove that no write leaves records behind; it reads every metadata,
@@ -371,6 +372,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	sizes := map[value]uint64{}  // chunked values' lengths
 	hashes := map[value]uint64{} // collections' member counts
 	heads := map[value]uint64{}  // lists' first indices
+	zsets := map[value]*zsetSummary{}
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -400,9 +402,12 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 			if _, dup := hashes[value{string(ns), m.Version}]; dup {
 				return fmt.Errorf("%w: two collections in namespace %q have ID %x", ErrValueCheck, ns, m.Version)
 			}
-			hashes[value{string(ns), m.Version}] = m.Size
-			if m.Type == TypeList {
+			hashes[value{string(ns), m.Version}] = m.records()
+			switch m.Type {
+			case TypeList:
 				heads[value{string(ns), m.Version}] = m.Head
+			case TypeZSet:
+				zsets[value{string(ns), m.Version}] = &zsetSummary{}
 			}
 		}
 		return nil
@@ -411,7 +416,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 		return 0, err
 	}
 	fields := map[value]uint64{}
-	err = scan(prefixSubkey, func(k, _ []byte) error {
+	err = scan(prefixSubkey, func(k, v []byte) error {
 		if len(k) < 2 || len(k) < 2+int(k[1])+8 {
 			return fmt.Errorf("%w: field key %q", ErrValueCheck, k)
 		}
@@ -426,6 +431,11 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 				return fmt.Errorf("%w: element %x of list %x in namespace %q lies outside it", ErrValueCheck, f, h.id, h.ns)
 			}
 		}
+		if z := zsets[h]; z != nil {
+			if err := z.add(k[2+int(k[1])+8:], v); err != nil {
+				return fmt.Errorf("%w (sorted set %x in namespace %q)", err, h.id, h.ns)
+			}
+		}
 		fields[h]++
 		return nil
 	})
@@ -435,6 +445,11 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	for h, n := range hashes {
 		if fields[h] != n {
 			return 0, fmt.Errorf("%w: collection %x in namespace %q counts %d fields and has %d", ErrValueCheck, h.id, h.ns, n, fields[h])
+		}
+	}
+	for h, z := range zsets {
+		if z.members != z.scores || z.memberSum != z.scoresSum {
+			return 0, fmt.Errorf("%w: sorted set %x in namespace %q has %d member records and %d score records that do not match", ErrValueCheck, h.id, h.ns, z.members, z.scores)
 		}
 	}
 	err = scan(prefixChunk, func(k, v []byte) error {

@@ -176,9 +176,9 @@ func closeIter(it *pebble.Iterator) error {
 	return nil
 }
 
-// CopyFields writes into b the fields of the hash from (in ns) as those
-// of the hash whose ID is id, for COPY, reading what b wrote before the
-// database. It returns how many it copied.
+// CopyFields writes into b the field records of the collection from (in
+// ns) as those of the collection whose ID is id, for COPY, reading what b
+// wrote before the database. It returns how many records it copied.
 func (e *Engine) CopyFields(b *Batch, ns string, from *Metadata, id uint64) (uint64, error) {
 	type pair struct{ f, v []byte }
 	var pairs []pair
@@ -189,8 +189,8 @@ func (e *Engine) CopyFields(b *Batch, ns string, from *Metadata, id uint64) (uin
 	if err != nil {
 		return 0, err
 	}
-	if uint64(len(pairs)) != from.Size {
-		return 0, fmt.Errorf("storage: hash of %d fields has %d records: %w", from.Size, len(pairs), errFieldsCorrupt)
+	if uint64(len(pairs)) != from.records() {
+		return 0, fmt.Errorf("storage: collection of %d members has %d records: %w", from.Size, len(pairs), errFieldsCorrupt)
 	}
 	for _, p := range pairs {
 		if p.v == nil {

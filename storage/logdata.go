@@ -87,6 +87,19 @@ const (
 	CmdRPopLPush
 	CmdLMPop
 	CmdSort
+	CmdZAdd
+	CmdZIncrBy
+	CmdZRem
+	CmdZRemRangeByScore
+	CmdZRemRangeByRank
+	CmdZRemRangeByLex
+	CmdZPopMin
+	CmdZPopMax
+	CmdZMPop
+	CmdZUnionStore
+	CmdZInterStore
+	CmdZDiffStore
+	CmdZRangeStore
 )
 
 // LogData flags.

@@ -105,9 +105,19 @@ const (
 const FlagHashTable byte = 32
 
 // HasMembers reports whether m is a collection whose members are field
-// records named by its Version (fieldKey): a hash, a set or a list.
+// records named by its Version (fieldKey): a hash, a set, a list or a
+// sorted set.
 func (m *Metadata) HasMembers() bool {
-	return m.Type == TypeHash || m.Type == TypeSet || m.Type == TypeList
+	return m.Type == TypeHash || m.Type == TypeSet || m.Type == TypeList || m.Type == TypeZSet
+}
+
+// records returns how many field records the collection m has: one per
+// member, two for a sorted set's (zsets.go).
+func (m *Metadata) records() uint64 {
+	if m.Type == TypeZSet {
+		return 2 * m.Size
+	}
+	return m.Size
 }
 
 // External reports whether m is a string whose value is out of line.

@@ -1,0 +1,274 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A sorted set keeps two field records (fields.go) per member, both
+// named by the set's ID: a member record, zsetMemberTag | member, whose
+// value is the score (the float64's bits, 8 bytes big endian), which
+// ZSCORE and ZADD read; and a score record, zsetScoreTag | ScoreKey(score)
+// | member with an empty value, which sort by score, then member, as
+// Redis orders a sorted set, and which ranges and ranks walk. Metadata.Size
+// counts members, so the set has twice as many records. Deleting, renaming,
+// copying and replicating a sorted set need nothing of their own: they
+// handle every field record of an ID alike.
+
+// The tags of a sorted set's two kinds of field records.
+const (
+	zsetMemberTag byte = 0
+	zsetScoreTag  byte = 1
+)
+
+// errZSetCorrupt is wrapped by the errors of sorted-set records that do
+// not fit each other or their metadata.
+var errZSetCorrupt = errors.New("sorted set records do not fit their metadata")
+
+// ScoreKey returns the 8 bytes that order score s among others as numbers
+// order: the float's bits with the sign bit flipped for a positive
+// number and every bit flipped for a negative one. -0 is ordered as 0, as
+// Redis compares scores. s is never NaN.
+func ScoreKey(s float64) []byte { return appendScoreKey(make([]byte, 0, 8), s) }
+
+func appendScoreKey(dst []byte, s float64) []byte {
+	if s == 0 {
+		s = 0 // -0 orders as 0
+	}
+	u := math.Float64bits(s)
+	if u&(1<<63) != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	return binary.BigEndian.AppendUint64(dst, u)
+}
+
+// scoreFromKey inverts appendScoreKey.
+func scoreFromKey(k []byte) float64 {
+	u := binary.BigEndian.Uint64(k)
+	if u&(1<<63) != 0 {
+		u &^= 1 << 63
+	} else {
+		u = ^u
+	}
+	return math.Float64frombits(u)
+}
+
+func zsetMemberField(member []byte) []byte {
+	return append(append(make([]byte, 0, 1+len(member)), zsetMemberTag), member...)
+}
+
+func zsetScoreField(s float64, member []byte) []byte {
+	f := append(make([]byte, 0, 9+len(member)), zsetScoreTag)
+	return append(appendScoreKey(f, s), member...)
+}
+
+// ZScore returns the score of member in the sorted set m of ns and
+// whether it has the member, reading what batch b (nil: none) wrote
+// before the database.
+func (e *Engine) ZScore(b *Batch, ns string, m *Metadata, member []byte) (float64, bool, error) {
+	v, ok, err := e.GetField(b, ns, m, zsetMemberField(member))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("storage: score of %q has %d bytes: %w", member, len(v), errZSetCorrupt)
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(v)), true, nil
+}
+
+// PutZMember writes member of the sorted set whose ID is id with score s,
+// replacing its old score when had is set. The caller keeps the set's
+// metadata (its member count) right in the same batch.
+func (b *Batch) PutZMember(ns string, id uint64, member []byte, old float64, had bool, s float64) {
+	if had && math.Float64bits(old) == math.Float64bits(s) {
+		return
+	}
+	moved := !had || old != s // 0 and -0 share a score record
+	if had && moved {
+		b.PutField(ns, id, zsetScoreField(old, member), nil)
+	}
+	b.PutField(ns, id, zsetMemberField(member), binary.BigEndian.AppendUint64(make([]byte, 0, 8), math.Float64bits(s)))
+	if moved {
+		b.PutField(ns, id, zsetScoreField(s, member), []byte{})
+	}
+}
+
+// DeleteZMember deletes member, whose score is s, from the sorted set
+// whose ID is id. The caller keeps the metadata right.
+func (b *Batch) DeleteZMember(ns string, id uint64, member []byte, s float64) {
+	b.PutField(ns, id, zsetMemberField(member), nil)
+	b.PutField(ns, id, zsetScoreField(s, member), nil)
+}
+
+// ZPos is a position among a sorted set's members: before every member of
+// a greater score, or of the same score and a greater member. Member nil
+// with After false is before every member of Score; After places it after
+// them all.
+type ZPos struct {
+	Score  float64
+	Member []byte
+	// After places the position after Member (or after every member of
+	// Score when Member is nil) rather than before it.
+	After bool
+}
+
+// seekKey returns the score-record field at p: with After, the first
+// field past it.
+func (p ZPos) seekKey() []byte {
+	f := zsetScoreField(p.Score, p.Member)
+	if p.After {
+		if p.Member == nil {
+			return prefixEnd(f)
+		}
+		return append(f, 0)
+	}
+	return f
+}
+
+// ScanZSet calls fn with the members of the sorted set m of ns and their
+// scores in Redis's order (score, then member bytes), or the reverse with
+// reverse set, until fn returns false. from (nil: an end of the set)
+// is where the walk starts: going forward, with the first member at or
+// past it; in reverse, with the last member before it. What batch b
+// (nil: none) wrote replaces what the database holds. The member slice
+// is valid during the call only.
+func (e *Engine) ScanZSet(b *Batch, ns string, m *Metadata, from *ZPos, reverse bool, fn func(member []byte, score float64) bool) error {
+	prefix := fieldKey(make([]byte, 0, 12+len(ns)), ns, m.Version, []byte{zsetScoreTag})
+	lower, upper := prefix, prefixEnd(prefix)
+	if from != nil {
+		k := append(bytes.Clone(prefix[:len(prefix)-1]), from.seekKey()...)
+		if reverse {
+			upper = k
+		} else {
+			lower = k
+		}
+	}
+	var bad error
+	err := e.scanRange(b, ns, lower, upper, reverse, func(k, _ []byte) bool {
+		f := k[len(prefix):]
+		if len(f) < 8 {
+			bad = fmt.Errorf("storage: score record %x: %w", f, errZSetCorrupt)
+			return false
+		}
+		return fn(f[8:], scoreFromKey(f))
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// scanRange calls fn with each record of [lower, upper) in ns's subkeys
+// and its value, in key order or reversed, until fn returns false; what
+// batch b (nil: none) wrote replaces what the database holds, and what it
+// deleted is skipped. The slices fn gets are valid during the call only.
+func (e *Engine) scanRange(b *Batch, ns string, lower, upper []byte, reverse bool, fn func(k, v []byte) bool) error {
+	// The batch's own records in the range, in the walk's order.
+	var own []string
+	if b != nil {
+		for k := range b.subkeys {
+			if k >= string(lower) && k < string(upper) {
+				own = append(own, k)
+			}
+		}
+		slices.Sort(own)
+		if reverse {
+			slices.Reverse(own)
+		}
+	}
+	// before reports whether batch key o comes before database key k in
+	// the walk.
+	before := func(o string, k []byte) bool {
+		if reverse {
+			return o > string(k)
+		}
+		return o < string(k)
+	}
+	// emit passes fn the batch's records that come before k (all of them
+	// when k is nil), and reports whether fn wants more.
+	emit := func(k []byte) bool {
+		for len(own) > 0 && (k == nil || before(own[0], k)) {
+			o, v := own[0], b.subkeys[own[0]]
+			own = own[1:]
+			if v != nil && !fn([]byte(o), v) {
+				return false
+			}
+		}
+		return true
+	}
+	if b != nil && slices.Contains(b.flush, ns) {
+		emit(nil)
+		return nil
+	}
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("storage: scan sorted set: %w", err)
+	}
+	first, next := it.First, it.Next
+	if reverse {
+		first, next = it.Last, it.Prev
+	}
+	for ok := first(); ok; ok = next() {
+		k := it.Key()
+		if !emit(k) {
+			return closeIter(it)
+		}
+		if len(own) > 0 && own[0] == string(k) {
+			continue // the batch's record replaces it, emitted next
+		}
+		if !fn(k, it.Value()) {
+			return closeIter(it)
+		}
+	}
+	if err := closeIter(it); err != nil {
+		return err
+	}
+	emit(nil)
+	return nil
+}
+
+// zsetSummary is what CheckValues learns of one sorted set's records:
+// how many of each kind, and a sum over each kind of the pairs (score,
+// member) they hold, which are equal when the two kinds agree.
+type zsetSummary struct {
+	members, scores      uint64
+	memberSum, scoresSum uint64
+}
+
+// add adds field f (value v) of a sorted set to s, returning an error for
+// a record of neither kind.
+func (s *zsetSummary) add(f, v []byte) error {
+	switch {
+	case len(f) >= 1 && f[0] == zsetMemberTag && len(v) == 8:
+		s.members++
+		s.memberSum += scorePairHash(math.Float64frombits(binary.BigEndian.Uint64(v)), f[1:])
+	case len(f) >= 9 && f[0] == zsetScoreTag && len(v) == 0:
+		s.scores++
+		s.scoresSum += scorePairHash(scoreFromKey(f[1:9]), f[9:])
+	default:
+		return fmt.Errorf("%w: sorted set record %x", ErrValueCheck, f)
+	}
+	return nil
+}
+
+// scorePairHash mixes a score (-0 as 0) and a member into 64 bits.
+func scorePairHash(s float64, m []byte) uint64 {
+	if s == 0 {
+		s = 0
+	}
+	h := uint64(14695981039346656037) ^ math.Float64bits(s)
+	for _, c := range m {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h * 0x9E3779B97F4A7C15
+}
