@@ -1,10 +1,10 @@
 // Package rdb encodes and decodes the payloads of DUMP and RESTORE: one
 // value in Redis's RDB serialization, followed by the RDB version and a
-// CRC-64 of everything before it. Four types are supported: strings,
-// hashes, sets and lists. Strings are produced with EncodeString and
-// read with DecodeString or Decode; within them, every encoding Redis
-// writes is read (plain, the 8-, 16- and 32-bit integer forms and LZF
-// compression).
+// CRC-64 of everything before it. Five types are supported: strings,
+// hashes, sets, lists and sorted sets. Strings are produced with
+// EncodeString and read with DecodeString or Decode; within them, every
+// encoding Redis writes is read (plain, the 8-, 16- and 32-bit integer
+// forms and LZF compression).
 // Hashes are produced with EncodeHash as a plain RDB hash and read with
 // Decode in each form Redis 7.0 accepts: the plain hash (what Redis writes
 // for a large hash), the listpack (what it writes for a small one) and the
@@ -15,9 +15,13 @@
 // strings). Lists are produced with EncodeList as a plain RDB list and
 // read with Decode as a plain list, a ziplist, a quicklist of ziplists or
 // a quicklist 2 of listpacks and plain elements (what Redis 7.0 writes).
+// Sorted sets are produced with EncodeZSet as an RDB sorted set 2 (what
+// Redis 7.0 writes for a large sorted set: binary scores) and read with
+// Decode in each form Redis 7.0 accepts: that one, the listpack (what it
+// writes for a small sorted set) and the older sorted set with scores as
+// text and the ziplist.
 // So a payload from Redis's DUMP restores in Cairn and Cairn's restores
-// in Redis. Other types (sorted sets, streams, modules) are reported as
-// unsupported.
+// in Redis. Other types (streams, modules) are reported as unsupported.
 //
 // Decoding never trusts a length in the payload: it checks it against
 // the bytes present before allocating, so a corrupt payload costs no more
@@ -49,8 +53,8 @@ var (
 	// decoded.
 	ErrFormat = errors.New("rdb: bad data format")
 	// ErrUnsupportedType means the value is of a type the decoder does
-	// not read: a sorted set, a stream..., or for DecodeString a hash, a
-	// set or a list.
+	// not read: a stream, a module's value, or for DecodeString a hash,
+	// a set, a list or a sorted set.
 	ErrUnsupportedType = errors.New("rdb: value type not supported")
 )
 
@@ -113,8 +117,8 @@ func appendLen(out []byte, n uint64) []byte {
 // the length of the value (proto-max-bulk-len), which an LZF-compressed
 // value could otherwise claim beyond its payload. Bytes between the value
 // and the footer are ignored, as Redis ignores them. A value of another
-// type, a hash, set or list included, is ErrUnsupportedType: Decode
-// reads hashes, sets and lists.
+// type, a hash, set, list or sorted set included, is ErrUnsupportedType:
+// Decode reads hashes, sets, lists and sorted sets.
 func DecodeString(payload []byte, maxLen int64) ([]byte, error) {
 	typ, body, err := openPayload(payload)
 	if err != nil {

@@ -31,6 +31,8 @@ const (
 	TypeSet
 	// TypeList is a list, held in Value.List.
 	TypeList
+	// TypeZSet is a sorted set, held in Value.ZSet.
+	TypeZSet
 )
 
 // String returns the name Redis's TYPE command gives the type.
@@ -44,6 +46,8 @@ func (t Type) String() string {
 		return "set"
 	case TypeList:
 		return "list"
+	case TypeZSet:
+		return "zset"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -65,6 +69,12 @@ type Value struct {
 	// List is the elements of a list, in order: at least one. Integers
 	// that Redis stores in binary come out as their decimal text.
 	List [][]byte
+	// ZSet is the members of a sorted set and their scores, in Redis's
+	// order (ZRANGE's): ascending by score, and members of equal scores
+	// (-0 equals 0) ascending by their bytes, whatever the order of the
+	// payload. At least one, no member twice, no NaN score. Members that
+	// Redis stores in binary come out as their decimal text.
+	ZSet []ZMember
 }
 
 // EncodeHash returns the DUMP payload of the hash whose fields and values
@@ -91,12 +101,14 @@ func EncodeHash(pairs [][2][]byte) []byte {
 // Decode returns the value of a DUMP payload: a string, a hash in any of
 // the forms Redis 7.0 accepts (plain, zipmap, ziplist or listpack), a set
 // in any of the forms Redis 7.0 or 7.2 writes (plain, intset or
-// listpack), or a list in any of the forms Redis 7.0 accepts (plain,
-// ziplist, quicklist of ziplists or quicklist 2). A value of another type
-// is ErrUnsupportedType. maxLen bounds the length of every string read
-// from the payload (proto-max-bulk-len), compressed or not: a string
-// value, a field or value of a plain hash, a member of a plain set, an
-// element of a plain list or a plain quicklist node, and the blob that
+// listpack), a list in any of the forms Redis 7.0 accepts (plain,
+// ziplist, quicklist of ziplists or quicklist 2), or a sorted set in any
+// of the forms Redis 7.0 accepts (plain with scores as text, plain with
+// binary scores, ziplist or listpack). A value of another type is
+// ErrUnsupportedType. maxLen bounds the length of every string read from
+// the payload (proto-max-bulk-len), compressed or not: a string value, a
+// field or value of a plain hash, a member of a plain set or sorted set,
+// an element of a plain list or a plain quicklist node, and the blob that
 // holds a zipmap, ziplist, listpack or intset, and so each of its
 // entries.
 //
@@ -106,8 +118,11 @@ func EncodeHash(pairs [][2][]byte) []byte {
 // without members, a member twice, an intset whose entry size is not 2,
 // 4 or 8 bytes or whose entries are not in strictly ascending order, a
 // list without elements, a quicklist node without elements, of an empty
-// element or of a kind other than plain or packed, and any header, count,
-// length or back-length that does not match the bytes.
+// element or of a kind other than plain or packed, a sorted set without
+// members, a member twice, a NaN score, a score written as text that is
+// not all a number or overflows, a ziplist or listpack whose members are
+// not in Redis's order, and any header, count, length or back-length that
+// does not match the bytes.
 func Decode(payload []byte, maxLen int64) (Value, error) {
 	typ, body, err := openPayload(payload)
 	if err != nil {
@@ -160,6 +175,19 @@ func Decode(payload []byte, maxLen int64) (Value, error) {
 	case typeListQuicklist, typeListQuicklist2:
 		v.Type = TypeList
 		v.List, err = r.quicklist(typ == typeListQuicklist2, maxLen)
+	case typeZSet, typeZSet2:
+		v.Type = TypeZSet
+		v.ZSet, err = r.zset(typ == typeZSet2, maxLen)
+	case typeZSetZiplist, typeZSetListpack:
+		v.Type = TypeZSet
+		var blob []byte
+		if blob, err = r.boundedStr(maxLen); err == nil {
+			if typ == typeZSetZiplist {
+				v.ZSet, err = zsetMembers(ziplistEntries(blob))
+			} else {
+				v.ZSet, err = zsetMembers(listpackEntries(blob))
+			}
+		}
 	default:
 		return Value{}, typeError(typ)
 	}

@@ -568,13 +568,9 @@ func hashErrors() []decodeCase {
 	zipl := ziplist([]string{"a", "b"})
 	edit := func(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
 	return []decodeCase{
-		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
-		{"zset2", []byte("\x05\x01"), ErrUnsupportedType},
 		{"module 1", []byte("\x06\x01"), ErrUnsupportedType},
 		{"module", []byte("\x07\x01"), ErrUnsupportedType},
-		{"zset ziplist", []byte("\x0c\x01"), ErrUnsupportedType},
 		{"stream", []byte("\x0f\x01"), ErrUnsupportedType},
-		{"zset listpack", []byte("\x11\x01"), ErrUnsupportedType},
 		{"stream 2", []byte("\x13\x01"), ErrUnsupportedType},
 		{"unknown type", []byte("\x63"), ErrFormat},
 		{"string with trailing bytes", []byte("\x00\x02hi!"), ErrFormat},
@@ -701,9 +697,9 @@ func TestDecodeOwnsMemory(t *testing.T) {
 // errors, never panics, and what decodes is a valid value that encodes
 // back to a payload that decodes to the same value, in the same order.
 // The seeds are the bodies of the smaller payloads in testdata/hashes,
-// testdata/sets, testdata/lists and redisDumps, and
-// testdata/fuzz/FuzzDecode (some of the same, and hashes, sets and lists
-// built by hand).
+// testdata/sets, testdata/lists, testdata/zsets and redisDumps, and
+// testdata/fuzz/FuzzDecode (some of the same, and hashes, sets, lists and
+// sorted sets built by hand).
 func FuzzDecode(f *testing.F) {
 	for _, c := range redisHashes {
 		if p := readHex(f, c.file); len(p) < 1000 { // large inputs slow the fuzzer down
@@ -717,6 +713,11 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, c := range redisLists {
 		if p := readListHex(f, c.file); len(p) < 1000 {
+			f.Add(p[:len(p)-10])
+		}
+	}
+	for _, c := range redisZSets {
+		if p := readZSetHex(f, c.file); len(p) < 1000 {
 			f.Add(p[:len(p)-10])
 		}
 	}
@@ -760,6 +761,17 @@ func FuzzDecode(f *testing.F) {
 			back, err := Decode(EncodeList(v.List), 1<<20)
 			if err != nil || back.Type != TypeList || !slices.EqualFunc(back.List, v.List, bytes.Equal) {
 				t.Fatalf("re-encoding %q: %q, %v", v.List, back.List, err)
+			}
+		case TypeZSet:
+			if err := checkZMembers(v.ZSet); err != nil {
+				t.Fatalf("decoded an invalid sorted set: %v", err)
+			}
+			if !slices.IsSortedFunc(v.ZSet, compareZMembers) {
+				t.Fatalf("decoded a sorted set out of order: %v", v.ZSet)
+			}
+			back, err := Decode(EncodeZSet(v.ZSet), 1<<20)
+			if err != nil || back.Type != TypeZSet || !sameZSet(back.ZSet, v.ZSet) {
+				t.Fatalf("re-encoding %v: %v, %v", v.ZSet, back.ZSet, err)
 			}
 		default:
 			t.Fatalf("decoded type %v", v.Type)

@@ -294,9 +294,6 @@ func setErrors() []decodeCase {
 	goodIS := intset(isInt16, -1, 2)
 	edit := func(b []byte, f func([]byte) []byte) []byte { return f(bytes.Clone(b)) }
 	return []decodeCase{
-		{"zset", []byte("\x03\x01\x01a\x011"), ErrUnsupportedType},
-		{"zset ziplist", []byte("\x0c\x01"), ErrUnsupportedType},
-		{"zset listpack", []byte("\x11\x01"), ErrUnsupportedType},
 		{"stream 3", []byte("\x15\x01"), ErrUnsupportedType},
 
 		{"set", []byte("\x02\x02\x01a\xc0\x01"), nil},
