@@ -15,7 +15,8 @@ import (
 // named by the set's ID: a member record, zsetMemberTag | member, whose
 // value is the score (the float64's bits, 8 bytes big endian), which
 // ZSCORE and ZADD read; and a score record, zsetScoreTag | ScoreKey(score)
-// | member with an empty value, which sort by score, then member, as
+// | member, whose value is empty (or negativeZero for a score of -0,
+// which ScoreKey orders as 0), which sort by score, then member, as
 // Redis orders a sorted set, and which ranges and ranks walk. Metadata.Size
 // counts members, so the set has twice as many records. Deleting, renaming,
 // copying and replicating a sorted set need nothing of their own: they
@@ -91,15 +92,19 @@ func (b *Batch) PutZMember(ns string, id uint64, member []byte, old float64, had
 	if had && math.Float64bits(old) == math.Float64bits(s) {
 		return
 	}
-	moved := !had || old != s // 0 and -0 share a score record
-	if had && moved {
+	if had && old != s { // 0 and -0 share a score record
 		b.PutField(ns, id, zsetScoreField(old, member), nil)
 	}
 	b.PutField(ns, id, zsetMemberField(member), binary.BigEndian.AppendUint64(make([]byte, 0, 8), math.Float64bits(s)))
-	if moved {
-		b.PutField(ns, id, zsetScoreField(s, member), []byte{})
+	v := []byte{}
+	if s == 0 && math.Signbit(s) {
+		v = negativeZero
 	}
+	b.PutField(ns, id, zsetScoreField(s, member), v)
 }
+
+// negativeZero is the value of the score record of a score of -0.
+var negativeZero = []byte{1}
 
 // DeleteZMember deletes member, whose score is s, from the sorted set
 // whose ID is id. The caller keeps the metadata right.
@@ -152,13 +157,17 @@ func (e *Engine) ScanZSet(b *Batch, ns string, m *Metadata, from *ZPos, reverse 
 		}
 	}
 	var bad error
-	err := e.scanRange(b, ns, lower, upper, reverse, func(k, _ []byte) bool {
+	err := e.scanRange(b, ns, lower, upper, reverse, func(k, v []byte) bool {
 		f := k[len(prefix):]
 		if len(f) < 8 {
 			bad = fmt.Errorf("storage: score record %x: %w", f, errZSetCorrupt)
 			return false
 		}
-		return fn(f[8:], scoreFromKey(f))
+		s := scoreFromKey(f)
+		if len(v) == 1 && s == 0 {
+			s = math.Copysign(0, -1)
+		}
+		return fn(f[8:], s)
 	})
 	if err != nil {
 		return err
@@ -252,7 +261,7 @@ func (s *zsetSummary) add(f, v []byte) error {
 	case len(f) >= 1 && f[0] == zsetMemberTag && len(v) == 8:
 		s.members++
 		s.memberSum += scorePairHash(math.Float64frombits(binary.BigEndian.Uint64(v)), f[1:])
-	case len(f) >= 9 && f[0] == zsetScoreTag && len(v) == 0:
+	case len(f) >= 9 && f[0] == zsetScoreTag && (len(v) == 0 || bytes.Equal(v, negativeZero)):
 		s.scores++
 		s.scoresSum += scorePairHash(scoreFromKey(f[1:9]), f[9:])
 	default:
@@ -271,4 +280,26 @@ func scorePairHash(s float64, m []byte) uint64 {
 		h = (h ^ uint64(c)) * 1099511628211
 	}
 	return h * 0x9E3779B97F4A7C15
+}
+
+// ScanZMembers calls fn with the members of the sorted set m of ns from
+// start on, in byte order, and their scores, until fn returns false; what
+// batch b (nil: none) wrote replaces what the database holds. The member
+// slice is valid during the call only.
+func (e *Engine) ScanZMembers(b *Batch, ns string, m *Metadata, start []byte, fn func(member []byte, score float64) bool) error {
+	var bad error
+	err := e.ScanFields(b, ns, m, zsetMemberField(start), func(f, v []byte) bool {
+		if len(f) == 0 || f[0] != zsetMemberTag {
+			return false // the score records that follow
+		}
+		if len(v) != 8 {
+			bad = fmt.Errorf("storage: score of %q has %d bytes: %w", f[1:], len(v), errZSetCorrupt)
+			return false
+		}
+		return fn(f[1:], math.Float64frombits(binary.BigEndian.Uint64(v)))
+	})
+	if err != nil {
+		return err
+	}
+	return bad
 }

@@ -73,6 +73,21 @@ func TestZSetsMatchModel(t *testing.T) {
 				t.Fatalf("%s: ZScore(%q) = %g %v %v, want %g", when, p.m, s, ok, err, p.s)
 			}
 		}
+		var byName []pair
+		if err := e.ScanZMembers(b, "", m, nil, func(member []byte, s float64) bool {
+			byName = append(byName, pair{string(member), s})
+			return true
+		}); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if !slices.IsSortedFunc(byName, func(a, b pair) int { return cmp.Compare(a.m, b.m) }) || len(byName) != len(want) {
+			t.Fatalf("%s: ScanZMembers reads %v", when, byName)
+		}
+		for _, p := range byName {
+			if s, ok := model[p.m]; !ok || math.Float64bits(s) != math.Float64bits(p.s) {
+				t.Fatalf("%s: ScanZMembers reads %q with %g", when, p.m, p.s)
+			}
+		}
 		if _, ok, _ := e.ZScore(b, "", m, []byte("absent")); ok {
 			t.Fatalf("%s: ZScore of an absent member found it", when)
 		}
@@ -110,7 +125,7 @@ func TestZSetsMatchModel(t *testing.T) {
 					t.Fatalf("%s: from %+v reverse %v reads %v, want %v", when, from, reverse, got, w)
 				}
 				for i := range got {
-					if got[i].m != w[i].m || got[i].s != w[i].s {
+					if got[i].m != w[i].m || math.Float64bits(got[i].s) != math.Float64bits(w[i].s) {
 						t.Fatalf("%s: from %+v reverse %v reads %v, want %v", when, from, reverse, got, w)
 					}
 				}
