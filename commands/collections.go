@@ -90,9 +90,37 @@ func (c *Ctx) liveField(k *keyState, m *storage.Metadata, f []byte) (v []byte, f
 
 // fields calls fn with each field of the collection m and its value, in
 // byte order, until it returns false; on a storage error it replies and
-// returns false.
+// returns false. A sorted set's fields are its members, and their values
+// their scores as formatScore prints them.
 func (c *Ctx) fields(m *storage.Metadata, fn func(f, v []byte) bool) bool {
-	if err := c.Env.Store.ScanFields(c.batch(), c.ns(), m, nil, fn); err != nil {
+	return c.fieldsFrom(m, nil, fn)
+}
+
+// zsetInOrder calls fn with the members of the sorted set m in order,
+// by score, and their scores as formatScore prints them, until fn
+// returns false; on a storage error it replies and returns false. start
+// must be nil (it has fieldsFrom's signature).
+func (c *Ctx) zsetInOrder(m *storage.Metadata, _ []byte, fn func(f, v []byte) bool) bool {
+	if err := c.Env.Store.ScanZSet(c.batch(), c.ns(), m, nil, false, func(member []byte, s float64) bool {
+		return fn(member, formatScore(s))
+	}); err != nil {
+		c.storageError(err)
+		return false
+	}
+	return true
+}
+
+// fieldsFrom is fields from field start on.
+func (c *Ctx) fieldsFrom(m *storage.Metadata, start []byte, fn func(f, v []byte) bool) bool {
+	var err error
+	if m.Type == storage.TypeZSet {
+		err = c.Env.Store.ScanZMembers(c.batch(), c.ns(), m, start, func(member []byte, s float64) bool {
+			return fn(member, formatScore(s))
+		})
+	} else {
+		err = c.Env.Store.ScanFields(c.batch(), c.ns(), m, start, fn)
+	}
+	if err != nil {
 		c.storageError(err)
 		return false
 	}
@@ -227,11 +255,12 @@ const errInconsistent = "ERR collection members missing: the database is inconsi
 // kept apart from SCAN's in the server's cursor table.
 func memberScanScope(ns string, key []byte) string { return ns + "\x00members\x00" + string(key) }
 
-// scanMembers is HSCAN and SSCAN (Args: name, key, cursor, options) of
-// collections of type t, replying with fields and values when withValues
-// is set, with members alone otherwise. A collection Redis would hold as
-// a listpack or an intset comes whole with cursor 0, as in Redis; a
-// larger one COUNT members at a time, in byte order.
+// scanMembers is HSCAN, SSCAN and ZSCAN (Args: name, key, cursor,
+// options) of collections of type t, replying with fields and values (a
+// sorted set's scores) when withValues is set, with members alone
+// otherwise. A collection Redis would hold as a listpack or an intset
+// comes whole with cursor 0, as in Redis; a larger one COUNT members at a
+// time, in byte order.
 func scanMembers(c *Ctx, t storage.Type, withValues bool) {
 	cursor, ok := parseCursor(c.Args[2])
 	if !ok {
@@ -263,7 +292,11 @@ func scanMembers(c *Ctx, t storage.Type, withValues bool) {
 	examined := int64(0)
 	var last []byte
 	more := false
-	err := c.Env.Store.ScanFields(c.batch(), c.ns(), &k.m, start, func(f, v []byte) bool {
+	walk := c.fieldsFrom
+	if whole && t == storage.TypeZSet {
+		walk = c.zsetInOrder // a listpack's order
+	}
+	if !walk(&k.m, start, func(f, v []byte) bool {
 		if !whole && examined == count {
 			more = true
 			return false
@@ -277,9 +310,7 @@ func scanMembers(c *Ctx, t storage.Type, withValues bool) {
 			}
 		}
 		return true
-	})
-	if err != nil {
-		c.storageError(err)
+	}) {
 		return
 	}
 	next := uint64(0)

@@ -13,7 +13,7 @@ import (
 // serialization (package rdb): a payload from Redis's DUMP restores in
 // Cairn and one from Cairn's in Redis, so MIGRATE and migration tools
 // that copy keys with DUMP/RESTORE work in both directions for strings,
-// hashes, sets and lists.
+// hashes, sets, lists and sorted sets.
 
 func init() {
 	register(
@@ -49,6 +49,14 @@ func cmdDump(c *Ctx) {
 	case k.m.Type == storage.TypeList:
 		if elems, ok := c.elements(&k.m, 0, k.m.Size); ok {
 			c.W.Bulk(rdb.EncodeList(elems))
+		}
+	case k.m.Type == storage.TypeZSet:
+		if es, ok := c.zscan(&k.m, nil, false, func(zentry) (bool, bool) { return true, true }, -1); ok {
+			members := make([]rdb.ZMember, len(es))
+			for i, e := range es {
+				members[i] = rdb.ZMember{Member: e.member, Score: e.score}
+			}
+			c.W.Bulk(rdb.EncodeZSet(members))
 		}
 	default:
 		if c.loadValue(key, &k) {
@@ -131,7 +139,7 @@ func cmdRestore(c *Ctx) {
 		c.W.Error("ERR DUMP payload version or checksum are wrong")
 		return
 	case errors.Is(err, rdb.ErrUnsupportedType):
-		c.W.Error("ERR Bad data format: Cairn restores strings, hashes, sets and lists only")
+		c.W.Error("ERR Bad data format: Cairn restores strings, hashes, sets, lists and sorted sets only")
 		return
 	case err != nil:
 		c.W.Error("ERR Bad data format")
@@ -166,6 +174,17 @@ func cmdRestore(c *Ctx) {
 		b := c.newBatch(storage.TypeList, storage.CmdRestore)
 		c.pushElements(b, &m, false, value.List...)
 		c.put(b, key, &k, m, notify.CodeRestore)
+		if c.commit(b) {
+			c.W.OK()
+		}
+		return
+	case rdb.TypeZSet:
+		es := make([]zentry, len(value.ZSet))
+		for i, x := range value.ZSet {
+			es[i] = zentry{x.Member, x.Score}
+		}
+		b := c.newBatch(storage.TypeZSet, storage.CmdRestore)
+		c.put(b, key, &k, c.newZSet(b, es, ttl), notify.CodeRestore)
 		if c.commit(b) {
 			c.W.OK()
 		}

@@ -61,8 +61,8 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	}
 	c.stage(b, key, append(all, codes...))
 	m = b.PutMeta(c.ns(), key, k.old(), m)
-	if m.Type == storage.TypeList {
-		c.listWritten(key)
+	if m.Type == storage.TypeList || m.Type == storage.TypeZSet {
+		c.keyWritten(m.Type, key)
 	}
 	if c.txn != nil {
 		c.txn.put(c.ns(), key, m, c.valueHeld(key, k))

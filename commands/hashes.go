@@ -314,7 +314,12 @@ func replyHash(c *Ctx, fields, values bool) {
 // negative one, that many fields, repeats allowed (randomMembers).
 func cmdHScan(c *Ctx) { scanMembers(c, storage.TypeHash, true) }
 
-func cmdHRandField(c *Ctx) {
+func cmdHRandField(c *Ctx) { randomFieldsCommand(c, storage.TypeHash, "withvalues") }
+
+// randomFieldsCommand is HRANDFIELD and ZRANDMEMBER (Args: name, key
+// [count [with]]) of collections of type t, whose values (a sorted set's
+// scores) the option with adds, following Redis 7.0.
+func randomFieldsCommand(c *Ctx, t storage.Type, with string) {
 	withValues, hasCount := false, len(c.Args) >= 3
 	var count int64
 	if hasCount {
@@ -328,7 +333,7 @@ func cmdHRandField(c *Ctx) {
 			return
 		}
 		count = n
-		if len(c.Args) > 4 || (len(c.Args) == 4 && keyword(c.Args[3]) != "withvalues") {
+		if len(c.Args) > 4 || (len(c.Args) == 4 && keyword(c.Args[3]) != with) {
 			c.W.Error(errSyntax)
 			return
 		}
@@ -340,7 +345,7 @@ func cmdHRandField(c *Ctx) {
 			}
 		}
 	}
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeHash, true)
+	k, unlock, ok := c.lookupOf(c.Args[1], t, true)
 	defer unlock()
 	if !ok {
 		return
@@ -365,12 +370,14 @@ func cmdHRandField(c *Ctx) {
 		c.W.Bulk(picked[0][0])
 		return
 	}
-	c.replyFieldPairs(picked, withValues)
+	c.replyFieldPairs(picked, withValues, t == storage.TypeZSet)
 }
 
 // replyFieldPairs replies with the fields of pairs, and with withValues
-// their values: flat in RESP2, as pairs in RESP3, as Redis's HRANDFIELD.
-func (c *Ctx) replyFieldPairs(pairs [][2][]byte, withValues bool) {
+// their values: flat in RESP2, as pairs in RESP3, as Redis's HRANDFIELD;
+// with scores, the values are a sorted set's scores (formatScore), which
+// RESP3 sends as doubles.
+func (c *Ctx) replyFieldPairs(pairs [][2][]byte, withValues, scores bool) {
 	switch {
 	case !withValues:
 		c.W.Array(len(pairs))
@@ -384,7 +391,10 @@ func (c *Ctx) replyFieldPairs(pairs [][2][]byte, withValues bool) {
 			c.W.Array(2)
 		}
 		c.W.Bulk(p[0])
-		if withValues {
+		switch {
+		case withValues && scores:
+			c.replyScore(parseFormattedScore(p[1]))
+		case withValues:
 			c.W.Bulk(p[1])
 		}
 	}

@@ -800,21 +800,37 @@ func cmdLMPop(c *Ctx) {
 // parseMPop parses the arguments of LMPOP and BLMPOP from numkeys (at
 // Args[at]) on: the keys, the side and the count (1 without COUNT).
 func (c *Ctx) parseMPop(at int) (keys [][]byte, left bool, count int64, ok bool) {
+	return c.parseMPopArgs(at, func(arg []byte) (bool, bool) {
+		switch keyword(arg) {
+		case "left":
+			return true, true
+		case "right":
+			return false, true
+		}
+		return false, false
+	})
+}
+
+// parseMPopArgs parses the arguments of LMPOP, ZMPOP and their blocking
+// forms from numkeys (at Args[at]) on: the keys, the end to pop from as
+// side reads it, and the count (1 without COUNT).
+func (c *Ctx) parseMPopArgs(at int, side func([]byte) (end, ok bool)) (keys [][]byte, end bool, count int64, ok bool) {
 	n, isInt := parseInt(c.Args[at])
 	if !isInt || n <= 0 {
 		c.W.Error("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
-	side := int64(at) + n + 1
-	if side >= int64(len(c.Args)) {
+	where := int64(at) + n + 1
+	if where >= int64(len(c.Args)) {
 		c.W.Error(errSyntax)
 		return nil, false, 0, false
 	}
-	if left, ok = c.parseSide(c.Args[side]); !ok {
+	if end, ok = side(c.Args[where]); !ok {
+		c.W.Error(errSyntax)
 		return nil, false, 0, false
 	}
 	count = -1
-	for i := int(side) + 1; i < len(c.Args); i++ {
+	for i := int(where) + 1; i < len(c.Args); i++ {
 		if count != -1 || keyword(c.Args[i]) != "count" || i+1 >= len(c.Args) {
 			c.W.Error(errSyntax)
 			return nil, false, 0, false
@@ -828,7 +844,7 @@ func (c *Ctx) parseMPop(at int) (keys [][]byte, left bool, count int64, ok bool)
 	if count == -1 {
 		count = 1
 	}
-	return c.Args[at+1 : side], left, count, true
+	return c.Args[at+1 : where], end, count, true
 }
 
 // popFirst pops up to count elements from the first of keys that holds

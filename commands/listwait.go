@@ -55,8 +55,16 @@ type listWake struct {
 // primary's writes, which serve no waiter.
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 
-// waitKey is the key of ns's key in listWaiters.
-func waitKey(ns string, key []byte) string { return ns + "\x00" + string(key) }
+// waitKey is the key in listWaiters of the waiters for a list (t
+// TypeList) or a sorted set (TypeZSet) at ns's key: a client blocked on a
+// list waits while a sorted set is there, and the reverse, as in Redis.
+func waitKey(t storage.Type, ns string, key []byte) string {
+	sep := "\x00"
+	if t == storage.TypeZSet {
+		sep = "\x01"
+	}
+	return ns + sep + string(key)
+}
 
 // add queues w on its keys, first in line with front.
 func (l *listWaiters) add(w *listWaiter, front bool) {
@@ -143,14 +151,14 @@ func (l *listWaiters) has(key string) bool {
 	return len(l.byKey[key]) > 0
 }
 
-// listWritten notes a write that leaves a list at key: if a client waits
-// on it, the key is ready and the writing client serves it when its
-// command ends.
-func (c *Ctx) listWritten(key []byte) {
+// keyWritten notes a write that leaves a list or a sorted set (t) at key:
+// if a client waits on it, the key is ready and the writing client serves
+// it when its command ends.
+func (c *Ctx) keyWritten(t storage.Type, key []byte) {
 	if c.Client == nil || c.Env.lists.count.Load() == 0 {
 		return
 	}
-	k := waitKey(c.ns(), key)
+	k := waitKey(t, c.ns(), key)
 	if !slices.Contains(c.Client.readyLists, k) && c.Env.lists.has(k) {
 		c.Client.readyLists = append(c.Client.readyLists, k)
 	}
@@ -215,15 +223,16 @@ func (c *Ctx) blockTimeoutArg(i int) (time.Duration, bool) {
 	return time.Duration(min(int64(ms), int64(100*365*24*time.Hour/time.Millisecond))) * time.Millisecond, true
 }
 
-// blockOn runs a blocking list command: try, under the locks of keys and
-// extra, serves it at once (reports true) when one of keys holds a list.
+// blockOn runs a blocking command of type t (a list or a sorted set): try,
+// under the locks of keys and extra, serves it at once (reports true)
+// when one of keys holds a value of type t.
 // Otherwise, in a transaction or a script, it replies with inTxn (Redis
 // never blocks there); elsewhere the command waits on keys until a write
 // makes one ready and try, run again with the ready key first, serves
 // it, or until timeout (0: none), CLIENT UNBLOCK or the connection's
 // end, and then replies with timedOut or the unblock error. try returns
 // false when no key held a list, to wait (again).
-func (c *Ctx) blockOn(keys, extra [][]byte, timeout time.Duration, inTxn, timedOut func(), try func(ready []byte) bool) {
+func (c *Ctx) blockOn(t storage.Type, keys, extra [][]byte, timeout time.Duration, inTxn, timedOut func(), try func(ready []byte) bool) {
 	unlock := c.lock(append(slices.Clone(keys), extra...)...)
 	if try(nil) {
 		unlock()
@@ -237,7 +246,7 @@ func (c *Ctx) blockOn(keys, extra [][]byte, timeout time.Duration, inTxn, timedO
 	w := &listWaiter{wake: make(chan listWake, 1)}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		if wk := waitKey(c.ns(), k); !seen[wk] {
+		if wk := waitKey(t, c.ns(), k); !seen[wk] {
 			seen[wk] = true
 			w.keys = append(w.keys, wk)
 		}
@@ -316,7 +325,7 @@ func blockingPop(c *Ctx, left bool) {
 	}
 	keys := c.Args[1 : len(c.Args)-1]
 	cmd := popCommandCode(left)
-	c.blockOn(keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
+	c.blockOn(storage.TypeList, keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
 		return c.popFirst(readyFirst(ready, keys), left, 1, false, cmd)
 	})
 }
@@ -346,7 +355,7 @@ func blockingMove(c *Ctx, at int, fromLeft, toLeft bool, cmd storage.Command) {
 		return
 	}
 	src, dst := c.Args[1], c.Args[2]
-	c.blockOn([][]byte{src}, [][]byte{dst}, timeout, c.W.NullBulk, c.W.NullArray, func([]byte) bool {
+	c.blockOn(storage.TypeList, [][]byte{src}, [][]byte{dst}, timeout, c.W.NullBulk, c.W.NullArray, func([]byte) bool {
 		s, ok := c.readOf(src, storage.TypeList)
 		switch {
 		case !ok:
@@ -370,7 +379,7 @@ func cmdBLMPop(c *Ctx) {
 	if !ok {
 		return
 	}
-	c.blockOn(keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
+	c.blockOn(storage.TypeList, keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
 		return c.popFirst(readyFirst(ready, keys), left, count, true, storage.CmdLMPop)
 	})
 }

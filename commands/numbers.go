@@ -2,6 +2,8 @@ package commands
 
 import (
 	"bytes"
+	"errors"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -227,3 +229,71 @@ func cString(b []byte) []byte {
 	}
 	return b
 }
+
+// strtod parses s whole as C's strtod does: decimal or hexadecimal, with
+// an optional sign, "inf", "infinity" and "nan" in any case. erange
+// reports a value out of double's range, as strtod's ERANGE: an overflow
+// (f is then infinite), or an underflow to zero or to a subnormal.
+func strtod(s string) (f float64, erange, ok bool) {
+	if s == "" || strings.ContainsRune(s, '_') {
+		return 0, false, false
+	}
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 {
+		return 0, false, false
+	}
+	hex := len(body) > 2 && (body[:2] == "0x" || body[:2] == "0X")
+	mantissa := body
+	if hex {
+		if !strings.ContainsAny(body, "pP") {
+			s += "p0"
+		}
+		mantissa = body[2:strings.IndexAny(body+"p", "pP")]
+	} else if i := strings.IndexAny(body, "eE"); i >= 0 {
+		mantissa = body[:i]
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return 0, false, false
+	case err != nil:
+		return f, true, true // overflow
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return f, false, true
+	case f == 0 && strings.ContainsAny(mantissa, "123456789abcdefABCDEF"):
+		return f, true, true // underflow to zero
+	case f != 0 && math.Abs(f) < 0x1p-1022:
+		return f, true, true // underflow to a subnormal
+	}
+	return f, false, true
+}
+
+// parseScore parses a score or an increment as Redis's string2d does: the
+// whole argument, no leading white space, and neither NaN nor a value
+// that overflows or underflows to zero (a subnormal is accepted).
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	f, erange, ok := strtod(string(b))
+	if !ok || math.IsNaN(f) || erange && (math.IsInf(f, 0) || f == 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// parseRangeScore parses a bound of a score range after its "(" as
+// Redis's zslParseRange does with strtod: leading white space skipped,
+// read up to a NUL, an empty bound 0, out-of-range values as strtod
+// rounds them; NaN is an error.
+func parseRangeScore(b []byte) (float64, bool) {
+	s := strings.TrimLeft(string(cString(b)), " \t\n\v\f\r")
+	if s == "" {
+		return 0, len(cString(b)) == 0
+	}
+	f, _, ok := strtod(s)
+	return f, ok && !math.IsNaN(f)
+}
+
+// isCSpace reports whether c is white space to C's isspace.
+func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }

@@ -44,6 +44,8 @@ func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
 		return "intset", false
 	case m.Type == storage.TypeList:
 		return listEncoding, false
+	case m.Type == storage.TypeZSet:
+		return zsetEncoding(m), false
 	}
 	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {

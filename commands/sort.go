@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cairnkv/cairn/notify"
@@ -122,7 +121,7 @@ func sortCommand(c *Ctx, readOnly bool) {
 		return
 	}
 	c.lookedUp(key, k.live) // with STORE too, as in Redis 7.0
-	if k.live && k.m.Type != storage.TypeList && k.m.Type != storage.TypeSet {
+	if k.live && k.m.Type != storage.TypeList && k.m.Type != storage.TypeSet && k.m.Type != storage.TypeZSet {
 		c.W.Error(errWrongType)
 		return
 	}
@@ -131,6 +130,14 @@ func sortCommand(c *Ctx, readOnly bool) {
 	case !k.live:
 	case k.m.Type == storage.TypeList:
 		elems, ok = c.elements(&k.m, 0, k.m.Size)
+	case k.m.Type == storage.TypeZSet:
+		var es []zentry
+		if es, ok = c.zscan(&k.m, nil, false, func(zentry) (bool, bool) { return true, true }, -1); ok {
+			elems = make([][]byte, len(es))
+			for i, e := range es {
+				elems[i] = e.member
+			}
+		}
 	default:
 		elems, ok = c.members(&k.m)
 		if dontSort && (store != nil || c.scripted) {
@@ -180,8 +187,8 @@ func sortCommand(c *Ctx, readOnly bool) {
 			}
 		}
 	}
-	if dontSort && desc && k.m.Type == storage.TypeList {
-		slices.Reverse(items) // a list's own order, from its tail
+	if dontSort && desc && k.m.Type != storage.TypeSet {
+		slices.Reverse(items) // a list's or sorted set's own order, from its end
 	}
 	if !dontSort {
 		slices.SortStableFunc(items, func(a, b sortItem) int {
@@ -304,39 +311,16 @@ func (c *Ctx) sortLookup(pattern, elem []byte) (v []byte, found, ok bool) {
 	return k.m.Value, true, true
 }
 
-// sortScore parses a weight as C's strtod does for SORT: leading white
-// space, decimal, hexadecimal, "inf" and "infinity" accepted; trailing
-// bytes, NaN, and a value out of double's range (over- or underflow) are
-// errors. Like Redis, it reads the weight up to a NUL; an empty one is 0.
+// sortScore parses a weight as SORT does, with C's strtod: leading white
+// space skipped, read up to a NUL, an empty weight 0; NaN and a value out
+// of double's range (over- or underflow) are errors.
 func sortScore(b []byte) (float64, bool) {
 	s := strings.TrimLeft(string(cString(b)), " \t\n\v\f\r")
 	if s == "" {
 		return 0, len(cString(b)) == 0
 	}
-	if strings.ContainsRune(s, '_') {
-		return 0, false
-	}
-	body := strings.TrimLeft(s, "+-")
-	hex := len(s)-len(body) <= 1 && len(body) > 2 && (body[:2] == "0x" || body[:2] == "0X")
-	mantissa := body
-	if hex {
-		if !strings.ContainsAny(body, "pP") {
-			s += "p0"
-		}
-		mantissa = body[2:strings.IndexAny(body+"p", "pP")]
-	} else if i := strings.IndexAny(body, "eE"); i >= 0 {
-		mantissa = body[:i]
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	switch {
-	case err != nil || math.IsNaN(f):
-		return 0, false
-	case f == 0 && strings.ContainsAny(mantissa, "123456789abcdefABCDEF") && !strings.EqualFold(body, "inf") && !strings.EqualFold(body, "infinity"):
-		return 0, false // underflow to zero
-	case f != 0 && math.Abs(f) < 0x1p-1022:
-		return 0, false // underflow to a subnormal
-	}
-	return f, true
+	f, erange, ok := strtod(s)
+	return f, ok && !erange && !math.IsNaN(f)
 }
 
 // boolCompare orders false before true.

@@ -219,6 +219,14 @@ var options = []Option{
 		Doc: "Members up to which OBJECT ENCODING reports a set of integers as intset (and SSCAN returns it whole); past it, hashtable for good.",
 	},
 	{
+		Name: "zset-max-listpack-entries", Aliases: []string{"zset-max-ziplist-entries"}, Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Members up to which OBJECT ENCODING reports a sorted set as listpack (and ZSCAN returns it whole), as redis-server holds it; past it, skiplist for good.",
+	},
+	{
+		Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Kind: KindMemory, Default: "64", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Longest member of a sorted set OBJECT ENCODING reports as listpack; a longer one makes it skiplist for good.",
+	},
+	{
 		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
 	},

@@ -45,6 +45,18 @@ const (
 	CodeLRem
 	CodeLTrim
 	CodeSortStore
+	CodeZAdd
+	CodeZIncr
+	CodeZRem
+	CodeZRemRangeByScore
+	CodeZRemRangeByRank
+	CodeZRemRangeByLex
+	CodeZPopMin
+	CodeZPopMax
+	CodeZUnionStore
+	CodeZInterStore
+	CodeZDiffStore
+	CodeZRangeStore
 	codeCount
 )
 
@@ -53,41 +65,53 @@ var codeInfo = [codeCount]struct {
 	name  string
 	class Flags
 }{
-	CodeSet:          {"set", String},
-	CodeDel:          {"del", Generic},
-	CodeExpire:       {"expire", Generic},
-	CodeExpired:      {"expired", Expired},
-	CodePersist:      {"persist", Generic},
-	CodeNew:          {"new", New},
-	CodeAppend:       {"append", String},
-	CodeSetRange:     {"setrange", String},
-	CodeIncrBy:       {"incrby", String},
-	CodeIncrByFloat:  {"incrbyfloat", String},
-	CodeRenameFrom:   {"rename_from", Generic},
-	CodeRenameTo:     {"rename_to", Generic},
-	CodeCopyTo:       {"copy_to", Generic},
-	CodeKeyMiss:      {"keymiss", KeyMiss},
-	CodeSetBit:       {"setbit", String},
-	CodeRestore:      {"restore", Generic},
-	CodeHSet:         {"hset", Hash},
-	CodeHDel:         {"hdel", Hash},
-	CodeHIncrBy:      {"hincrby", Hash},
-	CodeHIncrByFloat: {"hincrbyfloat", Hash},
-	CodeSAdd:         {"sadd", Set},
-	CodeSRem:         {"srem", Set},
-	CodeSPop:         {"spop", Set},
-	CodeSInterStore:  {"sinterstore", Set},
-	CodeSUnionStore:  {"sunionstore", Set},
-	CodeSDiffStore:   {"sdiffstore", Set},
-	CodeLPush:        {"lpush", List},
-	CodeRPush:        {"rpush", List},
-	CodeLPop:         {"lpop", List},
-	CodeRPop:         {"rpop", List},
-	CodeLInsert:      {"linsert", List},
-	CodeLSet:         {"lset", List},
-	CodeLRem:         {"lrem", List},
-	CodeLTrim:        {"ltrim", List},
-	CodeSortStore:    {"sortstore", List},
+	CodeSet:              {"set", String},
+	CodeDel:              {"del", Generic},
+	CodeExpire:           {"expire", Generic},
+	CodeExpired:          {"expired", Expired},
+	CodePersist:          {"persist", Generic},
+	CodeNew:              {"new", New},
+	CodeAppend:           {"append", String},
+	CodeSetRange:         {"setrange", String},
+	CodeIncrBy:           {"incrby", String},
+	CodeIncrByFloat:      {"incrbyfloat", String},
+	CodeRenameFrom:       {"rename_from", Generic},
+	CodeRenameTo:         {"rename_to", Generic},
+	CodeCopyTo:           {"copy_to", Generic},
+	CodeKeyMiss:          {"keymiss", KeyMiss},
+	CodeSetBit:           {"setbit", String},
+	CodeRestore:          {"restore", Generic},
+	CodeHSet:             {"hset", Hash},
+	CodeHDel:             {"hdel", Hash},
+	CodeHIncrBy:          {"hincrby", Hash},
+	CodeHIncrByFloat:     {"hincrbyfloat", Hash},
+	CodeSAdd:             {"sadd", Set},
+	CodeSRem:             {"srem", Set},
+	CodeSPop:             {"spop", Set},
+	CodeSInterStore:      {"sinterstore", Set},
+	CodeSUnionStore:      {"sunionstore", Set},
+	CodeSDiffStore:       {"sdiffstore", Set},
+	CodeLPush:            {"lpush", List},
+	CodeRPush:            {"rpush", List},
+	CodeLPop:             {"lpop", List},
+	CodeRPop:             {"rpop", List},
+	CodeLInsert:          {"linsert", List},
+	CodeLSet:             {"lset", List},
+	CodeLRem:             {"lrem", List},
+	CodeLTrim:            {"ltrim", List},
+	CodeSortStore:        {"sortstore", List},
+	CodeZAdd:             {"zadd", ZSet},
+	CodeZIncr:            {"zincr", ZSet},
+	CodeZRem:             {"zrem", ZSet},
+	CodeZRemRangeByScore: {"zremrangebyscore", ZSet},
+	CodeZRemRangeByRank:  {"zremrangebyrank", ZSet},
+	CodeZRemRangeByLex:   {"zremrangebylex", ZSet},
+	CodeZPopMin:          {"zpopmin", ZSet},
+	CodeZPopMax:          {"zpopmax", ZSet},
+	CodeZUnionStore:      {"zunionstore", ZSet},
+	CodeZInterStore:      {"zinterstore", ZSet},
+	CodeZDiffStore:       {"zdiffstore", ZSet},
+	CodeZRangeStore:      {"zrangestore", ZSet},
 }
 
 // Valid reports whether c is a code this build knows.

@@ -593,8 +593,11 @@ func diffCompare(kind diffKind, cv, rv diffReply) string {
 		c, cerr := rdb.Decode([]byte(cv.str), 1<<30)
 		r, rerr := rdb.Decode([]byte(rv.str), 1<<30)
 		if cerr != nil || rerr != nil || c.Type != r.Type || !bytes.Equal(c.String, r.String) || !slices.Equal(diffHashSet(c.Hash), diffHashSet(r.Hash)) ||
-			!slices.Equal(diffSetOf(diffStrings(c.Set)), diffSetOf(diffStrings(r.Set))) || !slices.Equal(diffStrings(c.List), diffStrings(r.List)) {
-			return fmt.Sprintf("DUMP payloads hold different values (cairn %q %v, redis %q %v)", c, cerr, r, rerr)
+			!slices.Equal(diffSetOf(diffStrings(c.Set)), diffSetOf(diffStrings(r.Set))) || !slices.Equal(diffStrings(c.List), diffStrings(r.List)) ||
+			!slices.EqualFunc(c.ZSet, r.ZSet, func(x, y rdb.ZMember) bool {
+				return bytes.Equal(x.Member, y.Member) && math.Float64bits(x.Score) == math.Float64bits(y.Score)
+			}) {
+			return fmt.Sprintf("DUMP payloads hold different values (cairn %+v %v, redis %+v %v)", c, cerr, r, rerr)
 		}
 	default:
 		return "replies differ"
