@@ -58,6 +58,7 @@ type zrange struct {
 	lex        lexRange
 	offset     int64
 	limit      int64 // -1: none
+	removing   bool  // ZREMRANGEBYLEX: every member is checked against both bounds
 }
 
 // scoreRange is a range of scores; min and max exclude their bound with
@@ -279,9 +280,11 @@ func (c *Ctx) zrangeEntries(m *storage.Metadata, r *zrange) ([]zentry, bool) {
 		}
 	} else {
 		l := r.lex
-		var ok bool
-		if from, ok = c.lexStart(m, &l, r.rev); !ok {
-			return nil, false
+		if m.Flags&storage.FlagHashTable != 0 {
+			var ok bool
+			if from, ok = c.lexStart(m, &l, r.rev); !ok {
+				return nil, false
+			}
 		}
 		if r.rev {
 			in, past = func(e zentry) bool { return l.belowMax(e.member) }, func(e zentry) bool { return !l.aboveMin(e.member) }
@@ -289,13 +292,19 @@ func (c *Ctx) zrangeEntries(m *storage.Metadata, r *zrange) ([]zentry, bool) {
 			in, past = func(e zentry) bool { return l.aboveMin(e.member) }, func(e zentry) bool { return !l.belowMax(e.member) }
 		}
 	}
+	// Past the first member in the range, a read checks only the far
+	// bound, and a removal both (lex ranges differ there when scores
+	// differ, as Redis's listpack walks do).
+	started := false
 	return c.zscan(m, from, r.rev, func(e zentry) (bool, bool) {
 		switch {
-		case !in(e):
+		case (!started || r.removing) && !in(e):
 			return false, true
 		case past(e):
 			return false, false
-		case skip > 0:
+		}
+		started = true
+		if skip > 0 {
 			skip--
 			return false, true
 		}
@@ -306,8 +315,11 @@ func (c *Ctx) zrangeEntries(m *storage.Metadata, r *zrange) ([]zentry, bool) {
 // lexStart returns where a walk of the lex range l of the sorted set m
 // starts (nil: at an end). A lex range assumes that every member has the
 // same score, as Redis's does; the walk seeks its bound among the members
-// of the first score (the last one, with rev). On a storage error it
-// replies and returns ok=false.
+// of the first score (the last one, with rev). (A listpack's walk starts
+// at its end instead and compares every member on its way, as Redis's
+// does, so that ranges over members of different scores give Redis's
+// answers too; a skiplist's answers depend on its random levels then.) On
+// a storage error it replies and returns ok=false.
 func (c *Ctx) lexStart(m *storage.Metadata, l *lexRange, rev bool) (*storage.ZPos, bool) {
 	b := l.min
 	if rev {
@@ -450,6 +462,7 @@ func zremRangeCommand(c *Ctx, kind zrangeKind) {
 		cmd, code = storage.CmdZRemRangeByScore, notify.CodeZRemRangeByScore
 	default:
 		r.lex, ok = c.parseLexRange(c.Args[2], c.Args[3])
+		r.removing = true
 		cmd, code = storage.CmdZRemRangeByLex, notify.CodeZRemRangeByLex
 	}
 	if !ok {

@@ -306,7 +306,7 @@ func diffKindOf(args []string) diffKind {
 		return diffPairs
 	case "hscan":
 		return diffHScan
-	case "hrandfield":
+	case "hrandfield", "zrandmember":
 		return diffRandField
 	case "ttl", "expiretime":
 		return diffTTLSec
@@ -858,6 +858,7 @@ func (r *diffRunner) compareKeyspace() {
 		r.run([]string{"hgetall", k.str})
 		r.run([]string{"smembers", k.str})
 		r.run([]string{"lrange", k.str, "0", "-1"})
+		r.run([]string{"zrange", k.str, "0", "-1", "withscores"})
 		r.run([]string{"object", "encoding", k.str})
 		r.run([]string{"pttl", k.str})
 	}
@@ -1264,6 +1265,89 @@ func (g *diffGen) listKey() string {
 		return g.key()
 	}
 	return "list:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// zsetKey returns a key for a sorted-set command: mostly one of the
+// sorted sets' own keys, sometimes one of the shared keys.
+func (g *diffGen) zsetKey() string {
+	if g.chance(0.3) {
+		return g.key()
+	}
+	return "zset:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// zscore returns a score: mostly small numbers, so members tie and move,
+// sometimes infinities, -0, hexadecimal, invalid ones.
+func (g *diffGen) zscore() string {
+	switch x := g.rng.IntN(20); {
+	case x < 12:
+		return strconv.Itoa(g.rng.IntN(10) - 3)
+	case x < 16:
+		return g.pick([]string{"1.5", "-2.25", "0.1", "1e20", "3.0000000000000004", "9007199254740993"})
+	default:
+		// Not out of double's range: redis-server 7.0 leaves errno set
+		// then, which fails its later numeric SORTs.
+		return g.pick([]string{"inf", "-inf", "+inf", "-0", "0x10", "nan", "x", " 1", ""})
+	}
+}
+
+// lexKey returns a key for a lex range: one of the sorted sets whose
+// members all score 0, written by ZADD of score 0 and emptied by
+// removals only. (Over members of different scores, Redis's answers
+// depend on its skiplists' random levels.)
+func (g *diffGen) lexKey() string { return "zlex:" + strconv.Itoa(g.rng.IntN(2)) }
+
+// scoreBound returns a bound of a score range, open or closed, or a bad
+// one.
+func (g *diffGen) scoreBound() string {
+	b := g.zscore()
+	if g.chance(0.3) {
+		b = "(" + b
+	}
+	return b
+}
+
+// lexBound returns a bound of a lex range, or a bad one.
+func (g *diffGen) lexBound() string {
+	switch x := g.rng.IntN(10); {
+	case x < 6:
+		return g.pick([]string{"[", "("}) + g.member()
+	case x < 9:
+		return g.pick([]string{"-", "+"})
+	}
+	return g.pick([]string{"a", "", "+x", "[", "("})
+}
+
+// zrangeOptions returns options of a range command; with auto (ZRANGE,
+// ZRANGESTORE) REV, BYSCORE and BYLEX too.
+func (g *diffGen) zrangeOptions(auto bool) []string {
+	var out []string
+	for n := g.rng.IntN(3); n > 0; n-- {
+		switch g.rng.IntN(4) {
+		case 0:
+			out = append(out, g.opt("withscores"))
+		case 1:
+			out = append(out, g.opt("limit"), g.pick([]string{"0", "1", "2", "-1", "x"}), g.pick([]string{"1", "2", "-1", "0", "100"}))
+		case 2:
+			if auto {
+				out = append(out, g.opt("rev"))
+			}
+		default:
+			if auto && g.chance(0.2) {
+				out = append(out, g.opt(g.pick([]string{"byscore", "bylex"})))
+			}
+		}
+	}
+	return out
+}
+
+// withMPopTail adds the end and maybe a COUNT to a ZMPOP or BZMPOP.
+func (g *diffGen) withMPopTail(args []string) []string {
+	args = append(args, g.opt(g.pick([]string{"min", "max", "min", "max", "left"})))
+	if g.chance(0.5) {
+		args = append(args, g.opt("count"), g.pick([]string{"1", "2", "10", "0", "x"}))
+	}
+	return args
 }
 
 // several returns min to max values of one.
@@ -1741,6 +1825,151 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
+	// Sorted sets, over the same keys and keys of their own (zsetKey):
+	// members as sets have them, scores of every kind, ranges of every
+	// syntax. ZRANDMEMBER only where it is deterministic (diffRandField
+	// compares kinds and lengths); ZSCAN of listpacks (whole, in order).
+	{6, func(g *diffGen) []string {
+		args := []string{g.word("zadd"), g.zsetKey()}
+		for n := g.rng.IntN(3); n > 0; n-- {
+			args = append(args, g.opt(g.pick([]string{"nx", "xx", "gt", "lt", "ch", "incr", "ch", "gt"})))
+		}
+		for n := 1 + g.rng.IntN(3); n > 0; n-- {
+			args = append(args, g.zscore(), g.member())
+		}
+		if g.chance(0.03) {
+			args = args[:len(args)-1]
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string { return []string{g.word("zincrby"), g.zsetKey(), g.zscore(), g.member()} }},
+	{2, func(g *diffGen) []string {
+		args := []string{g.word("zadd"), g.lexKey()}
+		for n := 1 + g.rng.IntN(3); n > 0; n-- {
+			args = append(args, "0", g.member())
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string { return append([]string{g.word("zrem"), g.zsetKey()}, g.several(1, 3, g.member)...) }},
+	{2, func(g *diffGen) []string {
+		name := g.pick([]string{"zcard", "zscore", "zmscore", "zrank", "zrevrank"})
+		args := []string{g.word(name), g.zsetKey()}
+		switch name {
+		case "zcard":
+		case "zmscore":
+			args = append(args, g.several(1, 3, g.member)...)
+		default:
+			args = append(args, g.member())
+		}
+		return args
+	}},
+	{3, func(g *diffGen) []string {
+		switch g.rng.IntN(4) {
+		case 0:
+			return []string{g.word(g.pick([]string{"zcount", "zremrangebyscore"})), g.zsetKey(), g.scoreBound(), g.scoreBound()}
+		case 1:
+			return []string{g.word(g.pick([]string{"zlexcount", "zremrangebylex"})), g.lexKey(), g.lexBound(), g.lexBound()}
+		case 2:
+			return []string{g.word("zremrangebyrank"), g.zsetKey(), g.rangeIndex(), g.rangeIndex()}
+		}
+		name := g.pick([]string{"zrangebyscore", "zrevrangebyscore", "zrangebylex", "zrevrangebylex", "zrevrange"})
+		args := []string{g.word(name), g.zsetKey()}
+		if strings.HasSuffix(name, "lex") {
+			args[1] = g.lexKey()
+		}
+		switch name {
+		case "zrangebyscore", "zrevrangebyscore":
+			args = append(args, g.scoreBound(), g.scoreBound())
+		case "zrevrange":
+			args = append(args, g.rangeIndex(), g.rangeIndex())
+		default:
+			args = append(args, g.lexBound(), g.lexBound())
+		}
+		return append(args, g.zrangeOptions(false)...)
+	}},
+	{3, func(g *diffGen) []string {
+		args := []string{g.word("zrange"), g.zsetKey()}
+		if g.chance(0.3) {
+			args = []string{g.word("zrangestore"), g.zsetKey(), g.zsetKey()}
+		}
+		switch x := g.rng.IntN(3); x {
+		case 0:
+			args = append(args, g.rangeIndex(), g.rangeIndex())
+		case 1:
+			args = append(args, g.scoreBound(), g.scoreBound(), g.opt("byscore"))
+		default:
+			args[len(args)-1] = g.lexKey()
+			args = append(args, g.lexBound(), g.lexBound(), g.opt("bylex"))
+		}
+		return append(args, g.zrangeOptions(true)...)
+	}},
+	{2, func(g *diffGen) []string {
+		if g.chance(0.5) {
+			args := []string{g.word(g.pick([]string{"zpopmin", "zpopmax"})), g.zsetKey()}
+			if g.chance(0.5) {
+				args = append(args, g.pick([]string{"1", "2", "0", "-1", "x", "100"}))
+			}
+			return args
+		}
+		keys := g.several(1, 3, g.zsetKey)
+		n := strconv.Itoa(len(keys))
+		if g.chance(0.1) {
+			n = g.pick([]string{"0", "-1", "x", "9"})
+		}
+		name := g.pick([]string{"zmpop", "bzmpop", "bzpopmin", "bzpopmax"})
+		timeout := g.pick([]string{"0.001", "-1", "x", "0.001"})
+		switch name {
+		case "bzpopmin", "bzpopmax":
+			return append(append([]string{g.word(name)}, keys...), timeout)
+		case "bzmpop":
+			return g.withMPopTail(append([]string{g.word(name), timeout, n}, keys...))
+		}
+		return g.withMPopTail(append([]string{g.word(name), n}, keys...))
+	}},
+	{3, func(g *diffGen) []string {
+		keys := g.several(1, 3, func() string {
+			if g.chance(0.2) {
+				return g.key() // a set, sometimes
+			}
+			return g.zsetKey()
+		})
+		n := strconv.Itoa(len(keys))
+		if g.chance(0.05) {
+			n = g.pick([]string{"0", "-1", "x", "9"})
+		}
+		name := g.pick([]string{"zunion", "zinter", "zdiff", "zunionstore", "zinterstore", "zdiffstore", "zintercard"})
+		args := []string{g.word(name)}
+		if strings.HasSuffix(name, "store") {
+			args = append(args, g.zsetKey())
+		}
+		args = append(append(args, n), keys...)
+		for o := g.rng.IntN(3); o > 0; o-- {
+			switch g.rng.IntN(4) {
+			case 0:
+				args = append(args, g.opt("weights"))
+				for range keys {
+					args = append(args, g.pick([]string{"1", "2", "-1", "0", "0.5", "inf", "x"}))
+				}
+			case 1:
+				args = append(args, g.opt("aggregate"), g.opt(g.pick([]string{"sum", "min", "max", "avg"})))
+			case 2:
+				args = append(args, g.opt("withscores"))
+			default:
+				args = append(args, g.opt("limit"), g.pick([]string{"0", "1", "2", "-1"}))
+			}
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("zrandmember"), g.zsetKey()}
+		if g.chance(0.7) {
+			args = append(args, g.pick([]string{"100", "0", "-1", "x", "1000"}))
+			if g.chance(0.5) {
+				args = append(args, g.opt("withscores"))
+			}
+		}
+		return args
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -1935,6 +2164,10 @@ func (g *diffGen) wrongArity() []string {
 		{"lset", k, "0"}, {"linsert", k, "before", "x"}, {"lrem", k, "0"}, {"ltrim", k}, {"lpos", k},
 		{"rpoplpush", k}, {"lmove", k, k, "left"}, {"lmpop", "1", k}, {"blpop", k}, {"brpoplpush", k, k},
 		{"blmove", k, k, "left", "left"}, {"blmpop", "0", "1", k}, {"sort"}, {"sort_ro"},
+		{"zadd", k}, {"zadd", k, "1"}, {"zincrby", k, "1"}, {"zrem", k}, {"zcard"}, {"zscore", k}, {"zmscore", k},
+		{"zrank", k}, {"zrange", k, "0"}, {"zrangestore", k, k, "0"}, {"zcount", k, "0"}, {"zpopmin"},
+		{"zmpop", "1", k}, {"bzpopmin", k}, {"bzmpop", "0", "1", k}, {"zunion"}, {"zunionstore", k, "1"},
+		{"zintercard", "1"}, {"zrandmember"}, {"zscan", k}, {"zremrangebyrank", k, "0"}, {"zlexcount", k, "-"},
 	}
 	c := slices.Clone(cases[g.rng.IntN(len(cases))])
 	c[0] = g.word(c[0])

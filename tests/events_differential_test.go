@@ -576,6 +576,12 @@ var evLazyAccesses = [][][]string{
 	{{"LMOVE", "$", "@", "LEFT", "LEFT"}},
 	{{"LTRIM", "$", "0", "0"}},
 	{{"LLEN", "$"}},
+	{{"ZADD", "$", "1", "a"}},
+	{{"ZSCORE", "$", "a"}},
+	{{"ZRANGE", "$", "0", "-1"}},
+	{{"ZPOPMIN", "$"}},
+	{{"ZUNIONSTORE", "@", "1", "$"}},
+	{{"ZRANGESTORE", "$", "@", "0", "-1"}},
 }
 
 // lazyExpiry sets the keys lazy:<i>, waits until their TTL has surely
@@ -1481,6 +1487,58 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"LRANGE", "LINDEX", "LLEN", "LPOS"}), g.listKey(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
 	}},
+	// Sorted sets: zadd, zincr, zrem, the range removals, pops (one key's
+	// or the first of several), stores (new, replaced, or del when
+	// empty), the blocking pops where a sorted set is there or in a
+	// transaction (never waiting), and reads.
+	{4, func(g *evGen) ([]string, []string) {
+		args := []string{"ZADD", g.zsetKey()}
+		if g.chance(0.3) {
+			args = append(args, g.pick([]string{"NX", "XX", "GT", "LT", "CH"}))
+		}
+		for n := 1 + g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.pick([]string{"1", "2", "-1", "inf"}), g.pick(evMembers))
+		}
+		return evOne(args, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		switch g.rng.IntN(5) {
+		case 0:
+			return evOne([]string{"ZINCRBY", g.zsetKey(), g.pick([]string{"1", "-2", "0"}), g.pick(evMembers)}, 1)
+		case 1:
+			return evOne([]string{"ZREM", g.zsetKey(), g.pick(evMembers), g.pick(evMembers)}, 1)
+		case 2:
+			return evOne([]string{"ZREMRANGEBYSCORE", g.zsetKey(), g.pick([]string{"-inf", "1", "(1"}), g.pick([]string{"1", "2", "+inf"})}, 1)
+		case 3:
+			return evOne([]string{"ZREMRANGEBYRANK", g.zsetKey(), g.pick([]string{"0", "1", "-1"}), g.pick([]string{"0", "-1", "5"})}, 1)
+		}
+		return evOne([]string{"ZREMRANGEBYLEX", g.zsetKey(), g.pick([]string{"-", "[1", "(x"}), g.pick([]string{"+", "[2", "(x"})}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		switch g.rng.IntN(4) {
+		case 0:
+			return evOne([]string{g.pick([]string{"ZPOPMIN", "ZPOPMAX"}), g.zsetKey(), g.pick([]string{"1", "2", "0"})}[:2+g.rng.IntN(2)], 1)
+		case 1:
+			keys := []string{g.zsetKey(), g.zsetKey()}[:1+g.rng.IntN(2)]
+			return append(append([]string{"ZMPOP", strconv.Itoa(len(keys))}, keys...), g.pick([]string{"MIN", "MAX"}), "COUNT", "2"), keys
+		case 2:
+			keys := []string{g.zsetKey(), g.zsetKey()}[:1+g.rng.IntN(2)]
+			return append(append([]string{g.pick([]string{"BZPOPMIN", "BZPOPMAX"})}, keys...), "0.001"), keys
+		}
+		keys := []string{g.zsetKey(), g.zsetKey()}[:1+g.rng.IntN(2)]
+		return append(append([]string{"BZMPOP", "0.001", strconv.Itoa(len(keys))}, keys...), "MAX"), keys
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		dst := "zstore:" + strconv.Itoa(g.rng.IntN(2))
+		if g.chance(0.5) {
+			return evOne([]string{"ZRANGESTORE", dst, g.zsetKey(), "0", g.pick([]string{"-1", "0", "1"})}, 1, 2)
+		}
+		src := []string{g.zsetKey(), g.zsetKey()}[:1+g.rng.IntN(2)]
+		return append([]string{g.pick([]string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"}), dst, strconv.Itoa(len(src))}, src...), append([]string{dst}, src...)
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{g.pick([]string{"ZRANGE", "ZSCORE", "ZCARD", "ZRANK", "ZCOUNT"}), g.zsetKey(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
+	}},
 	// SORT ... STORE: sortstore on a key of its own (new, or del when
 	// the result is empty), after the reads of any expired key.
 	{1, func(g *evGen) ([]string, []string) {
@@ -1504,6 +1562,15 @@ func (g *evGen) listKey() string {
 		return g.key()
 	}
 	return "list:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// zsetKey returns a key for a sorted-set command: mostly one of the
+// sorted sets' own keys, sometimes one of the shared keys.
+func (g *evGen) zsetKey() string {
+	if g.chance(0.4) {
+		return g.key()
+	}
+	return "zset:" + strconv.Itoa(g.rng.IntN(3))
 }
 
 // evFields are the hash fields of the stream, evMembers its set members.

@@ -105,7 +105,8 @@ type keyState struct {
 }
 
 // snapshot reads every key of the client's keyspace: SCAN, then TYPE, GET
-// (HGETALL of a hash, SMEMBERS of a set) and PEXPIRETIME of each.
+// (HGETALL of a hash, SMEMBERS of a set, LRANGE of a list, ZRANGE of a
+// sorted set) and PEXPIRETIME of each.
 func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 	t.Helper()
 	cx := ctx(t)
@@ -168,6 +169,14 @@ func snapshot(t *testing.T, c *redis.Client) map[string]keyState {
 				}
 				st := out[k]
 				st.val = fmt.Sprintf("%q", l)
+				out[k] = st
+			case "zset":
+				z, err := c.ZRangeWithScores(cx, k, 0, -1).Result()
+				if err != nil {
+					t.Fatalf("ZRANGE %q: %v", k, err)
+				}
+				st := out[k]
+				st.val = fmt.Sprintf("%v", z)
 				out[k] = st
 			}
 		}
@@ -255,6 +264,14 @@ func writeMix(t *testing.T, c *redis.Client, prefix string, n int) {
 				pipe.LPop(cx, list)
 				pipe.LRem(cx, list, 1, "ins")
 				pipe.LMove(cx, list, list+":moved", "RIGHT", "LEFT")
+			}
+			zset := fmt.Sprintf("%s:zset:%d", prefix, i%7)
+			pipe.ZAdd(cx, zset, redis.Z{Score: float64(i % 11), Member: key(i)}, redis.Z{Score: -0.5, Member: "x\x00y"})
+			pipe.ZIncrBy(cx, zset, 1.25, key(i-14))
+			if i%3 == 0 {
+				pipe.ZPopMin(cx, zset)
+				pipe.ZRemRangeByScore(cx, zset, "(8", "+inf")
+				pipe.ZUnionStore(cx, zset+":union", &redis.ZStore{Keys: []string{zset, key(i)}, Weights: []float64{2, 1}})
 			}
 		}
 		if i%100 == 99 || i == n-1 {
