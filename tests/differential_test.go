@@ -1850,7 +1850,9 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string { return append([]string{g.word("zrem"), g.zsetKey()}, g.several(1, 3, g.member)...) }},
+	{2, func(g *diffGen) []string {
+		return append([]string{g.word("zrem"), g.zsetKey()}, g.several(1, 3, g.member)...)
+	}},
 	{2, func(g *diffGen) []string {
 		name := g.pick([]string{"zcard", "zscore", "zmscore", "zrank", "zrevrank"})
 		args := []string{g.word(name), g.zsetKey()}
