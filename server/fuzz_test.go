@@ -157,6 +157,10 @@ func FuzzConnection(f *testing.F) {
 		"RPUSH l a b c\r\nLINSERT l BEFORE b x\r\nLREM l -1 a\r\nLSET l -1 z\r\nLTRIM l 1 -1\r\nLPOS l z RANK -1 COUNT 0 MAXLEN 9\r\n" +
 			"LMOVE l m LEFT RIGHT\r\nLMPOP 2 x l RIGHT COUNT 9\r\nDUMP m\r\nLRANGE m -9223372036854775808 9223372036854775807\r\n",
 		"MULTI\r\nBLPOP q 0\r\nRPUSH q a\r\nBRPOPLPUSH q q 0\r\nEXEC\r\nBLMPOP 0.01 1 q LEFT COUNT 5\r\nBLMOVE q q LEFT LEFT 0\r\nBLPOP q 0\r\n",
+		"ZADD z GT CH INCR 1e308 a\r\nZADD z -0 b inf c 0x1p3 d\r\nZINCRBY z -inf c\r\nZRANGE z (1 +inf BYSCORE REV LIMIT 0 -1 WITHSCORES\r\n" +
+			"ZRANGEBYLEX z [a (\x00 LIMIT -1 9223372036854775807\r\nZRANGESTORE y z 0 -9223372036854775808\r\nZUNIONSTORE u 2 z y WEIGHTS inf -inf AGGREGATE MIN\r\n" +
+			"ZINTERCARD 2 z u LIMIT 1\r\nZREMRANGEBYLEX u - +\r\nZMPOP 1 z MAX COUNT 9\r\nZRANDMEMBER y -5 WITHSCORES\r\nZSCAN y 0\r\nDUMP y\r\nSORT y\r\n",
+		"MULTI\r\nBZPOPMIN z 0\r\nZADD z 1 a\r\nBZMPOP 0 1 z MIN COUNT 5\r\nEXEC\r\nBZPOPMAX z 0.01\r\nZPOPMIN z -1\r\nZRANK z a\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
