@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
@@ -253,14 +254,23 @@ func (c *Ctx) zrangeEntries(m *storage.Metadata, r *zrange) ([]zentry, bool) {
 			return nil, true
 		}
 		end = min(end, size-1)
-		skip := start
-		return c.zscan(m, nil, r.rev, func(zentry) (bool, bool) {
+		// Walk from the nearer end: from the other one, the range is
+		// taken backwards and turned round.
+		skip, rev := start, r.rev
+		if back := size - 1 - end; back < start {
+			skip, rev = back, !rev
+		}
+		out, ok := c.zscan(m, nil, rev, func(zentry) (bool, bool) {
 			if skip > 0 {
 				skip--
 				return false, true
 			}
 			return true, true
 		}, end-start+1)
+		if rev != r.rev {
+			slices.Reverse(out)
+		}
+		return out, ok
 	}
 	if r.offset < 0 || r.offset > 0 && r.offset >= size {
 		// A negative offset skips every member, as in Redis.
