@@ -102,6 +102,17 @@ for pipeline in 1 16; do
 		echo "| ${t^^} -c 50 -n $N -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 	done
 done
+# Sorted sets: redis-benchmark's ZADD adds random members with random
+# scores to one sorted set, a hot key; ZPOPMIN pops its lowest members;
+# ZSCORE reads a member's score.
+for pipeline in 1 16; do
+	for t in zadd zpopmin; do
+		read -r c r < <(pair "$cp" "$rp" "$t" -c 50 -n "$N" -r 100000 -P "$pipeline")
+		echo "| ${t^^} -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	done
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -r 100000 -P "$pipeline" zscore myzset element:__rand_int__)
+	echo "| ZSCORE myzset element:__rand_int__ -c 50 -n $N -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+done
 stop "$cp"; stop "$rp"
 
 # Keyspace notifications: SET throughput with notify-keyspace-events KEA

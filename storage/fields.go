@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -117,23 +116,44 @@ func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, b
 // fn gets are valid during the call only.
 func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn func(f, v []byte) bool) error {
 	prefix := fieldKey(make([]byte, 0, 11+len(ns)), ns, m.Version, nil)
-	// The batch's own records of the hash, in order.
+	return e.scanRange(b, ns, append(prefix, start...), prefixEnd(prefix), false, func(k, v []byte) bool {
+		return fn(k[len(prefix):], v)
+	})
+}
+
+// scanRange calls fn with each record of [lower, upper) in ns's subkeys
+// and its value, in key order or reversed, until fn returns false; what
+// batch b (nil: none) wrote replaces what the database holds, and what it
+// deleted is skipped. The slices fn gets are valid during the call only.
+func (e *Engine) scanRange(b *Batch, ns string, lower, upper []byte, reverse bool, fn func(k, v []byte) bool) error {
+	// The batch's own records in the range, in the walk's order.
 	var own []string
 	if b != nil {
 		for k := range b.subkeys {
-			if strings.HasPrefix(k, string(prefix)) && k[len(prefix):] >= string(start) {
+			if k >= string(lower) && k < string(upper) {
 				own = append(own, k)
 			}
 		}
 		slices.Sort(own)
+		if reverse {
+			slices.Reverse(own)
+		}
 	}
-	// emit passes fn the batch's records that sort before k (all of them
+	// before reports whether batch key o comes before database key k in
+	// the walk.
+	before := func(o string, k []byte) bool {
+		if reverse {
+			return o > string(k)
+		}
+		return o < string(k)
+	}
+	// emit passes fn the batch's records that come before k (all of them
 	// when k is nil), and reports whether fn wants more.
 	emit := func(k []byte) bool {
-		for len(own) > 0 && (k == nil || own[0] < string(k)) {
-			f, v := own[0][len(prefix):], b.subkeys[own[0]]
+		for len(own) > 0 && (k == nil || before(own[0], k)) {
+			o, v := own[0], b.subkeys[own[0]]
 			own = own[1:]
-			if v != nil && !fn([]byte(f), v) {
+			if v != nil && !fn([]byte(o), v) {
 				return false
 			}
 		}
@@ -145,11 +165,15 @@ func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn f
 	}
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: append(prefix, start...), UpperBound: prefixEnd(prefix)})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return fmt.Errorf("storage: scan hash fields: %w", err)
+		return fmt.Errorf("storage: scan collection records: %w", err)
 	}
-	for ok := it.First(); ok; ok = it.Next() {
+	first, next := it.First, it.Next
+	if reverse {
+		first, next = it.Last, it.Prev
+	}
+	for ok := first(); ok; ok = next() {
 		k := it.Key()
 		if !emit(k) {
 			return closeIter(it)
@@ -157,7 +181,7 @@ func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn f
 		if len(own) > 0 && own[0] == string(k) {
 			continue // the batch's record replaces it, emitted next
 		}
-		if !fn(k[len(prefix):], it.Value()) {
+		if !fn(k, it.Value()) {
 			return closeIter(it)
 		}
 	}
@@ -168,10 +192,10 @@ func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn f
 	return nil
 }
 
-// closeIter closes a field iterator, wrapping its error.
+// closeIter closes a subkey iterator, wrapping its error.
 func closeIter(it *pebble.Iterator) error {
 	if err := it.Close(); err != nil {
-		return fmt.Errorf("storage: scan hash fields: %w", err)
+		return fmt.Errorf("storage: scan collection records: %w", err)
 	}
 	return nil
 }

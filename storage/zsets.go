@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // A sorted set keeps two field records (fields.go) per member, both
@@ -173,77 +170,6 @@ func (e *Engine) ScanZSet(b *Batch, ns string, m *Metadata, from *ZPos, reverse 
 		return err
 	}
 	return bad
-}
-
-// scanRange calls fn with each record of [lower, upper) in ns's subkeys
-// and its value, in key order or reversed, until fn returns false; what
-// batch b (nil: none) wrote replaces what the database holds, and what it
-// deleted is skipped. The slices fn gets are valid during the call only.
-func (e *Engine) scanRange(b *Batch, ns string, lower, upper []byte, reverse bool, fn func(k, v []byte) bool) error {
-	// The batch's own records in the range, in the walk's order.
-	var own []string
-	if b != nil {
-		for k := range b.subkeys {
-			if k >= string(lower) && k < string(upper) {
-				own = append(own, k)
-			}
-		}
-		slices.Sort(own)
-		if reverse {
-			slices.Reverse(own)
-		}
-	}
-	// before reports whether batch key o comes before database key k in
-	// the walk.
-	before := func(o string, k []byte) bool {
-		if reverse {
-			return o > string(k)
-		}
-		return o < string(k)
-	}
-	// emit passes fn the batch's records that come before k (all of them
-	// when k is nil), and reports whether fn wants more.
-	emit := func(k []byte) bool {
-		for len(own) > 0 && (k == nil || before(own[0], k)) {
-			o, v := own[0], b.subkeys[own[0]]
-			own = own[1:]
-			if v != nil && !fn([]byte(o), v) {
-				return false
-			}
-		}
-		return true
-	}
-	if b != nil && slices.Contains(b.flush, ns) {
-		emit(nil)
-		return nil
-	}
-	e.dbMu.RLock()
-	defer e.dbMu.RUnlock()
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return fmt.Errorf("storage: scan sorted set: %w", err)
-	}
-	first, next := it.First, it.Next
-	if reverse {
-		first, next = it.Last, it.Prev
-	}
-	for ok := first(); ok; ok = next() {
-		k := it.Key()
-		if !emit(k) {
-			return closeIter(it)
-		}
-		if len(own) > 0 && own[0] == string(k) {
-			continue // the batch's record replaces it, emitted next
-		}
-		if !fn(k, it.Value()) {
-			return closeIter(it)
-		}
-	}
-	if err := closeIter(it); err != nil {
-		return err
-	}
-	emit(nil)
-	return nil
 }
 
 // zsetSummary is what CheckValues learns of one sorted set's records:
