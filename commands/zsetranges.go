@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"math"
 	"slices"
 
 	"github.com/cairnkv/cairn/notify"
@@ -422,6 +423,13 @@ func (c *Ctx) newZSet(b *storage.Batch, es []zentry, ttl int64) storage.Metadata
 	return m
 }
 
+// zrankFromStart and zrankToEnd report whether the rank range r of a
+// sorted set of size members starts at its first member or ends at its
+// last.
+func zrankFromStart(r *zrange, size uint64) bool { return r.start == 0 || r.start <= -int64(size) }
+
+func zrankToEnd(r *zrange, size uint64) bool { return r.end == -1 || r.end >= int64(size)-1 }
+
 // zcountCommand is ZCOUNT and ZLEXCOUNT.
 func zcountCommand(c *Ctx, kind zrangeKind) {
 	r := zrange{kind: kind, limit: -1}
@@ -500,6 +508,18 @@ func zremRangeCommand(c *Ctx, kind zrangeKind) {
 				return
 			}
 			e.remove(ch)
+		}
+		// A removal from an end narrows the score bounds, so that later
+		// walks from that end skip what it deleted.
+		switch s := r.score; {
+		case kind == zrangeRank && zrankFromStart(&r, k.m.Size):
+			e.raiseLow(out[len(out)-1].score)
+		case kind == zrangeRank && zrankToEnd(&r, k.m.Size):
+			e.lowerHigh(out[0].score)
+		case kind == zrangeScore && math.IsInf(s.min, -1) && !s.minEx:
+			e.raiseLow(s.max)
+		case kind == zrangeScore && math.IsInf(s.max, 1) && !s.maxEx:
+			e.lowerHigh(s.min)
 		}
 		if !e.commit(c.newBatch(storage.TypeZSet, cmd), key, code) {
 			return

@@ -112,6 +112,22 @@ func (e *zedit) set(member []byte, ch *zchange, s float64) {
 		}
 	}
 	ch.has, ch.score = true, listpackScore(&e.m, s)
+	// Widen the score bounds to hold s.
+	if k := storage.ScoreBound(s); e.m.ZLow != 0 && k < e.m.ZLow {
+		e.m.ZLow = k
+	} else if e.m.ZHigh != 0 && k > e.m.ZHigh {
+		e.m.ZHigh = k
+	}
+}
+
+// raiseLow and lowerHigh narrow the score bounds after removals that
+// leave no member below s (above s).
+func (e *zedit) raiseLow(s float64) { e.m.ZLow = max(e.m.ZLow, storage.ScoreBound(s)) }
+
+func (e *zedit) lowerHigh(s float64) {
+	if k := storage.ScoreBound(s); e.m.ZHigh == 0 || k < e.m.ZHigh {
+		e.m.ZHigh = k
+	}
 }
 
 // listpackScore is s as the sorted set m keeps it: a listpack keeps -0
@@ -509,6 +525,12 @@ func (c *Ctx) zpop(k *keyState, key []byte, max bool, count int64, cmd storage.C
 			return nil, false
 		}
 		e.remove(ch)
+	}
+	// What is left scores no less (no more) than the last member popped.
+	if last := popped[len(popped)-1].score; max {
+		e.lowerHigh(last)
+	} else {
+		e.raiseLow(last)
 	}
 	if !e.commit(c.newBatch(storage.TypeZSet, cmd), key, code) {
 		return nil, false

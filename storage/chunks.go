@@ -407,7 +407,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 			case TypeList:
 				heads[value{string(ns), m.Version}] = m.Head
 			case TypeZSet:
-				zsets[value{string(ns), m.Version}] = &zsetSummary{}
+				zsets[value{string(ns), m.Version}] = &zsetSummary{low: m.ZLow, high: m.ZHigh}
 			}
 		}
 		return nil

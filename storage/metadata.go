@@ -65,6 +65,12 @@ type Metadata struct {
 	// Head is a list's index of its first element: element i is the
 	// field record named ListIndex(Head+i) (lists.go).
 	Head uint64
+	// ZLow and ZHigh bound a sorted set's scores, as ScoreKey's bytes
+	// read as a big-endian number: every member's lies within [ZLow,
+	// ZHigh], 0 standing for no bound. Walks of the score records start
+	// there, so that the deletions that pops and range removals leave
+	// at an end are never read again (zsets.go).
+	ZLow, ZHigh uint64
 	// Value is the string value for TypeString. For an external value,
 	// reading the metadata leaves it nil (Engine.LoadValue reads it).
 	Value []byte
@@ -151,8 +157,12 @@ func (m *Metadata) encode(dst []byte) []byte {
 	}
 	dst = binary.BigEndian.AppendUint64(dst, m.Version)
 	dst = binary.BigEndian.AppendUint64(dst, m.Size)
-	if m.Type == TypeList {
+	switch m.Type {
+	case TypeList:
 		dst = binary.BigEndian.AppendUint64(dst, m.Head)
+	case TypeZSet:
+		dst = binary.BigEndian.AppendUint64(dst, m.ZLow)
+		dst = binary.BigEndian.AppendUint64(dst, m.ZHigh)
 	}
 	return dst
 }
@@ -168,8 +178,11 @@ func (m *Metadata) encodedLen() int {
 	if m.Type == TypeString {
 		return metaHeaderLen + len(m.Value)
 	}
-	if m.Type == TypeList {
+	switch m.Type {
+	case TypeList:
 		return metaHeaderLen + 24
+	case TypeZSet:
+		return metaHeaderLen + 32
 	}
 	return metaHeaderLen + 16
 }
@@ -200,16 +213,23 @@ func decodeMetadata(v []byte) (Metadata, error) {
 		return m, nil
 	}
 	want := 16
-	if m.Type == TypeList {
+	switch m.Type {
+	case TypeList:
 		want = 24
+	case TypeZSet:
+		want = 32
 	}
 	if len(rest) < want {
 		return Metadata{}, fmt.Errorf("storage: %s metadata too short (%d bytes)", m.Type, len(v))
 	}
 	m.Version = binary.BigEndian.Uint64(rest)
 	m.Size = binary.BigEndian.Uint64(rest[8:])
-	if m.Type == TypeList {
+	switch m.Type {
+	case TypeList:
 		m.Head = binary.BigEndian.Uint64(rest[16:])
+	case TypeZSet:
+		m.ZLow = binary.BigEndian.Uint64(rest[16:])
+		m.ZHigh = binary.BigEndian.Uint64(rest[24:])
 	}
 	return m, nil
 }

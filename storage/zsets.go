@@ -48,6 +48,9 @@ func appendScoreKey(dst []byte, s float64) []byte {
 	return binary.BigEndian.AppendUint64(dst, u)
 }
 
+// ScoreBound returns score s as Metadata.ZLow and ZHigh hold it.
+func ScoreBound(s float64) uint64 { return binary.BigEndian.Uint64(ScoreKey(s)) }
+
 // scoreFromKey inverts appendScoreKey.
 func scoreFromKey(k []byte) float64 {
 	u := binary.BigEndian.Uint64(k)
@@ -145,13 +148,22 @@ func (p ZPos) seekKey() []byte {
 func (e *Engine) ScanZSet(b *Batch, ns string, m *Metadata, from *ZPos, reverse bool, fn func(member []byte, score float64) bool) error {
 	prefix := fieldKey(make([]byte, 0, 12+len(ns)), ns, m.Version, []byte{zsetScoreTag})
 	lower, upper := prefix, prefixEnd(prefix)
+	if m.ZLow != 0 {
+		lower = binary.BigEndian.AppendUint64(bytes.Clone(prefix), m.ZLow)
+	}
+	if m.ZHigh != 0 {
+		upper = prefixEnd(binary.BigEndian.AppendUint64(bytes.Clone(prefix), m.ZHigh))
+	}
 	if from != nil {
 		k := append(bytes.Clone(prefix[:len(prefix)-1]), from.seekKey()...)
-		if reverse {
+		if reverse && bytes.Compare(k, upper) < 0 {
 			upper = k
-		} else {
+		} else if !reverse && bytes.Compare(k, lower) > 0 {
 			lower = k
 		}
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
 	}
 	var bad error
 	err := e.scanRange(b, ns, lower, upper, reverse, func(k, v []byte) bool {
@@ -178,6 +190,7 @@ func (e *Engine) ScanZSet(b *Batch, ns string, m *Metadata, from *ZPos, reverse 
 type zsetSummary struct {
 	members, scores      uint64
 	memberSum, scoresSum uint64
+	low, high            uint64 // the metadata's bounds
 }
 
 // add adds field f (value v) of a sorted set to s, returning an error for
@@ -188,6 +201,9 @@ func (s *zsetSummary) add(f, v []byte) error {
 		s.members++
 		s.memberSum += scorePairHash(math.Float64frombits(binary.BigEndian.Uint64(v)), f[1:])
 	case len(f) >= 9 && f[0] == zsetScoreTag && (len(v) == 0 || bytes.Equal(v, negativeZero)):
+		if k := binary.BigEndian.Uint64(f[1:9]); s.low != 0 && k < s.low || s.high != 0 && k > s.high {
+			return fmt.Errorf("%w: score record %x lies outside the bounds [%x, %x]", ErrValueCheck, f, s.low, s.high)
+		}
 		s.scores++
 		s.scoresSum += scorePairHash(scoreFromKey(f[1:9]), f[9:])
 	default:

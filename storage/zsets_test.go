@@ -29,7 +29,8 @@ func TestScoreKeyOrder(t *testing.T) {
 
 // TestZSetsMatchModel adds, rescores and removes members of a sorted set
 // in random batches, plain and transaction ones (whose later reads see
-// their own records), and checks that ScanZSet reads the model in both
+// their own records), with score bounds in the metadata tight, loose or
+// none, and checks that ScanZSet reads the model in both
 // directions from every kind of position, that ZScore reads each score,
 // and after every commit that CheckValues finds the member and score
 // records agreeing.
@@ -179,7 +180,7 @@ func TestZSetsMatchModel(t *testing.T) {
 					}
 					next[member] = s
 				}
-				nm = b.PutMeta("", []byte("z"), m, nm)
+				nm = b.PutMeta("", []byte("z"), m, setBounds(rng, nm, next))
 				m = &nm
 				desc = "add"
 			case r < 9: // remove some members
@@ -195,7 +196,7 @@ func TestZSetsMatchModel(t *testing.T) {
 					b.DeleteKey("", []byte("z"), *m)
 					m = nil
 				} else {
-					nm = b.PutMeta("", []byte("z"), m, nm)
+					nm = b.PutMeta("", []byte("z"), m, setBounds(rng, nm, next))
 					m = &nm
 				}
 				desc = "remove"
@@ -217,4 +218,23 @@ func TestZSetsMatchModel(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 	}
+}
+
+// setBounds gives the sorted set m of members model score bounds that
+// hold them all: none, the exact lowest and highest scores, or looser
+// ones.
+func setBounds(rng *rand.Rand, m Metadata, model map[string]float64) Metadata {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range model {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	switch rng.IntN(3) {
+	case 0:
+		m.ZLow, m.ZHigh = 0, 0
+	case 1:
+		m.ZLow, m.ZHigh = ScoreBound(lo), ScoreBound(hi)
+	default:
+		m.ZLow, m.ZHigh = ScoreBound(math.Inf(-1)), ScoreBound(hi)
+	}
+	return m
 }
