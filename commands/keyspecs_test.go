@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,10 +17,6 @@ import (
 var (
 	xreadSpec = &Spec{Arity: -4, KeySpecs: []KeySpec{
 		{Flags: KeyRO | KeyAccess, Begin: AfterKeyword("STREAMS", 1), Find: Range(-1, 1, 2)},
-	}}
-	zunionstoreSpec = &Spec{Arity: -4, KeySpecs: []KeySpec{
-		Key(1, KeyOW|KeyUpdate),
-		{Flags: KeyRO | KeyAccess, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)},
 	}}
 	georadiusSpec = &Spec{Arity: -6, KeySpecs: []KeySpec{
 		Key(1, KeyRO|KeyAccess),
@@ -38,10 +36,10 @@ func TestKeyRefs(t *testing.T) {
 		{xreadSpec, "xread streams a b 0 0", []string{"a", "b"}},
 		{xreadSpec, "xread count 1 streams a b c 0 0 0", []string{"a", "b", "c"}},
 		{xreadSpec, "xread count 1 streams a b c 0 0", []string{"a", "b"}},
-		{zunionstoreSpec, "zunionstore d 2 a b", []string{"d", "a", "b"}},
-		{zunionstoreSpec, "zunionstore d 0 a b", nil},
-		{zunionstoreSpec, "zunionstore d 3 a b", nil},
-		{zunionstoreSpec, "zunionstore d x a b", nil},
+		{Lookup([]byte("zunionstore")), "zunionstore d 2 a b", []string{"d", "a", "b"}},
+		{Lookup([]byte("zunionstore")), "zunionstore d 0 a b", nil},
+		{Lookup([]byte("zunionstore")), "zunionstore d 3 a b", nil},
+		{Lookup([]byte("zunionstore")), "zunionstore d x a b", nil},
 		{georadiusSpec, "georadius k 1 2 3 m store d", []string{"k", "d"}},
 		{georadiusSpec, "georadius k 1 2 3 m STOREDIST d", []string{"k", "d"}},
 		{georadiusSpec, "georadius k 1 2 3 m", []string{"k"}},
@@ -76,7 +74,7 @@ func TestWriteKeySpecs(t *testing.T) {
 		{xreadSpec, "*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$7\r\nkeyword\r\n" +
 			"$4\r\nspec\r\n*4\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n$9\r\nstartfrom\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n" +
 			"$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n"},
-		{zunionstoreSpec, "*2\r\n*6\r\n$5\r\nflags\r\n*2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n" +
+		{Lookup([]byte("zunionstore")), "*2\r\n*6\r\n$5\r\nflags\r\n*2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n" +
 			"$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n" +
 			"$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n" +
 			"*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n" +
@@ -97,4 +95,28 @@ func bytesArgs(line string) [][]byte {
 		args = append(args, []byte(f))
 	}
 	return args
+}
+
+// TestSpecKeys checks the keys that transactions, pipelined groups,
+// scripts and CLIENT TRACKING lock or record: a command that counts its
+// keys gives them all, beyond the legacy key positions.
+func TestSpecKeys(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"SET k v", "[k]"},
+		{"MSET a 1 b 2", "[a b]"},
+		{"ZUNIONSTORE d 2 a b WEIGHTS 1 2", "[d a b]"},
+		{"ZINTERSTORE d 1 a", "[d a]"},
+		{"ZUNIONSTORE d x a", "[d]"}, // a bad count: the command fails on it
+		{"ZUNIONSTORE d 5 a", "[d]"},
+		{"SINTERCARD 2 a b LIMIT 1", "[a b]"},
+		{"ZUNION 3 a b c WITHSCORES", "[a b c]"},
+		{"LMPOP 2 a b LEFT", "[a b]"},
+		{"BZMPOP 0 2 a b MIN", "[a b]"},
+		{"ZRANGESTORE d s 0 -1", "[d s]"},
+	} {
+		args := bytes.Fields([]byte(tc.line))
+		if got := fmt.Sprintf("%s", Lookup(args[0]).Keys(args)); got != tc.want {
+			t.Errorf("Keys(%q) = %s, want %s", tc.line, got, tc.want)
+		}
+	}
 }

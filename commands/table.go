@@ -241,8 +241,26 @@ func (s *Spec) ArityOK(n int) bool {
 	return n >= -s.Arity
 }
 
-// Keys returns the key arguments of args according to the key positions.
+// Keys returns the key arguments of args: those the key specifications
+// find when one counts its keys (numkeys, as ZUNIONSTORE's and LMPOP's
+// do, which the legacy key positions do not cover), else those of the
+// key positions. The locks of transactions and pipelined groups, scripts'
+// key checks and CLIENT TRACKING take them.
 func (s *Spec) Keys(args [][]byte) [][]byte {
+	for _, k := range s.KeySpecs {
+		if k.Find.Kind != FindKeyNum {
+			continue
+		}
+		refs, ok := s.keyRefs(args)
+		if !ok {
+			break // a bad count: the command fails on it
+		}
+		keys := make([][]byte, len(refs))
+		for i, r := range refs {
+			keys[i] = args[r.pos]
+		}
+		return keys
+	}
 	if s.FirstKey <= 0 || s.FirstKey >= len(args) {
 		return nil
 	}

@@ -264,7 +264,7 @@ func (t *trackingTable) active() bool { return t.nclients.Load() > 0 || t.nkeys.
 // trackRead records the keys a read-only command of cl is about to read,
 // before it reads them.
 func (e *Env) trackRead(cl *Client, spec *Spec, args [][]byte) {
-	if spec.Flags&FlagReadOnly != 0 && spec.FirstKey > 0 {
+	if spec.Flags&FlagReadOnly != 0 && (spec.FirstKey > 0 || spec.hasKeys()) {
 		e.remember(cl, spec.Keys(args))
 	}
 }
