@@ -503,11 +503,7 @@ func zremRangeCommand(c *Ctx, kind zrangeKind) {
 	if len(out) > 0 {
 		e := c.newZEdit(&k, k.m)
 		for _, x := range out {
-			ch, ok := e.get(x.member)
-			if !ok {
-				return
-			}
-			e.remove(ch)
+			e.remove(e.known(x.member, x.score))
 		}
 		// A removal from an end narrows the score bounds, so that later
 		// walks from that end skip what it deleted.

@@ -102,6 +102,15 @@ func (e *zedit) get(member []byte) (ch *zchange, ok bool) {
 	return ch, true
 }
 
+// known registers member as a member scoring s, as a walk of the set just
+// read it, sparing get's read.
+func (e *zedit) known(member []byte, s float64) *zchange {
+	ch := &zchange{had: true, has: true, old: s, score: s}
+	e.members[string(member)] = ch
+	e.order = append(e.order, string(member))
+	return ch
+}
+
 // set gives member (whose state is ch) score s, adding it if it is not
 // in the set.
 func (e *zedit) set(member []byte, ch *zchange, s float64) {
@@ -520,11 +529,7 @@ func (c *Ctx) zpop(k *keyState, key []byte, max bool, count int64, cmd storage.C
 	}
 	e := c.newZEdit(k, k.m)
 	for _, p := range popped {
-		ch, ok := e.get(p.member)
-		if !ok {
-			return nil, false
-		}
-		e.remove(ch)
+		e.remove(e.known(p.member, p.score))
 	}
 	// What is left scores no less (no more) than the last member popped.
 	if last := popped[len(popped)-1].score; max {
