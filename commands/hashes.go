@@ -393,7 +393,7 @@ func (c *Ctx) replyFieldPairs(pairs [][2][]byte, withValues, scores bool) {
 		c.W.Bulk(p[0])
 		switch {
 		case withValues && scores:
-			c.replyScore(parseFormattedScore(p[1]))
+			c.W.Double(parseFormattedScore(p[1]))
 		case withValues:
 			c.W.Bulk(p[1])
 		}

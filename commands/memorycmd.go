@@ -69,7 +69,11 @@ func cmdMemoryUsage(c *Ctx) {
 		var seen, bytes int64
 		if !c.fields(&k.m, func(f, v []byte) bool {
 			seen++
-			bytes += storage.FieldSize(c.ns(), f, v)
+			if k.m.Type == storage.TypeZSet {
+				bytes += storage.ZMemberSize(c.ns(), f)
+			} else {
+				bytes += storage.FieldSize(c.ns(), f, v)
+			}
 			return samples == 0 || seen < samples
 		}) {
 			return

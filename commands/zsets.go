@@ -185,10 +185,6 @@ func (e *zedit) commit(b *storage.Batch, key []byte, codes ...notify.Code) bool 
 	return c.commit(b)
 }
 
-// replyScore replies with a score as Redis does: a double in RESP3, a
-// bulk string of "%.17g" in RESP2.
-func (c *Ctx) replyScore(s float64) { c.W.Double(s) }
-
 const errNaNScore = "ERR resulting score is not a number (NaN)"
 
 // ZADD flags.
@@ -222,17 +218,17 @@ options:
 			break options
 		}
 	}
-	zaddCommand(c, flags, at)
+	zaddCommand(c, flags, at, storage.CmdZAdd)
 }
 
 func cmdZIncrBy(c *Ctx) {
 	// ZINCRBY key increment member is ZADD key INCR increment member.
-	zaddCommand(c, zaddIncr, 2)
+	zaddCommand(c, zaddIncr, 2, storage.CmdZIncrBy)
 }
 
-// zaddCommand is ZADD and ZINCRBY with flags, whose score and member pairs
-// start at Args[at].
-func zaddCommand(c *Ctx, flags, at int) {
+// zaddCommand is ZADD and ZINCRBY (cmd) with flags, whose score and
+// member pairs start at Args[at].
+func zaddCommand(c *Ctx, flags, at int, cmd storage.Command) {
 	rest := len(c.Args) - at
 	if rest == 0 || rest%2 != 0 {
 		c.W.Error(errSyntax)
@@ -317,10 +313,6 @@ func zaddCommand(c *Ctx, flags, at int) {
 		if has(zaddIncr) {
 			code = notify.CodeZIncr
 		}
-		cmd := storage.CmdZAdd
-		if c.Args[0][1]|0x20 == 'i' { // zincrby
-			cmd = storage.CmdZIncrBy
-		}
 		b := c.newBatch(storage.TypeZSet, cmd)
 		if !e.commit(b, key, code) {
 			return
@@ -328,7 +320,7 @@ func zaddCommand(c *Ctx, flags, at int) {
 	}
 	switch {
 	case has(zaddIncr) && processed > 0:
-		c.replyScore(score)
+		c.W.Double(score)
 	case has(zaddIncr):
 		c.W.NullBulk()
 	case has(zaddCH):
@@ -375,7 +367,7 @@ func cmdZScore(c *Ctx) {
 		return
 	}
 	if s, found, ok := c.zscore(&k, c.Args[2]); ok && found {
-		c.replyScore(s)
+		c.W.Double(s)
 	} else if ok {
 		c.W.NullBulk()
 	}
@@ -414,7 +406,7 @@ func cmdZMScore(c *Ctx) {
 	c.W.Array(len(out))
 	for _, r := range out {
 		if r.found {
-			c.replyScore(r.s)
+			c.W.Double(r.s)
 		} else {
 			c.W.NullBulk()
 		}
@@ -581,7 +573,7 @@ func (c *Ctx) replyEntries(es []zentry, withScores, nested bool) {
 		}
 		c.W.Bulk(e.member)
 		if withScores {
-			c.replyScore(e.score)
+			c.W.Double(e.score)
 		}
 	}
 }
@@ -639,7 +631,7 @@ func (c *Ctx) zpopFirst(keys [][]byte, max bool, count int64, nested bool) bool 
 			c.W.Array(3)
 			c.W.Bulk(key)
 			c.W.Bulk(popped[0].member)
-			c.replyScore(popped[0].score)
+			c.W.Double(popped[0].score)
 		}
 		return true
 	}

@@ -113,6 +113,12 @@ func (b *Batch) DeleteZMember(ns string, id uint64, member []byte, s float64) {
 	b.PutField(ns, id, zsetScoreField(s, member), nil)
 }
 
+// ZMemberSize returns the bytes the two records of a sorted set's member
+// take in ns before Pebble compresses them, for MEMORY USAGE.
+func ZMemberSize(ns string, member []byte) int64 {
+	return FieldSize(ns, zsetMemberField(member), make([]byte, 8)) + FieldSize(ns, zsetScoreField(0, member), nil)
+}
+
 // ZPos is a position among a sorted set's members: before every member of
 // a greater score, or of the same score and a greater member. Member nil
 // with After false is before every member of Score; After places it after
