@@ -122,9 +122,11 @@ func (e *zedit) set(member []byte, ch *zchange, s float64) {
 	}
 	ch.has, ch.score = true, listpackScore(&e.m, s)
 	// Widen the score bounds to hold s.
-	if k := storage.ScoreBound(s); e.m.ZLow != 0 && k < e.m.ZLow {
+	k := storage.ScoreBound(s)
+	if e.m.ZLow != 0 && k < e.m.ZLow {
 		e.m.ZLow = k
-	} else if e.m.ZHigh != 0 && k > e.m.ZHigh {
+	}
+	if e.m.ZHigh != 0 && k > e.m.ZHigh {
 		e.m.ZHigh = k
 	}
 }

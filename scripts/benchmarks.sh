@@ -23,7 +23,7 @@ section() { # title command description
 		echo
 		echo "Command: \`$2\`. $3"
 		echo
-		"./$2" | tee /dev/stderr
+		"./$2" | tee -a /dev/stderr # -a: a redirected stderr is not truncated
 		echo
 	} >>"$tmp"
 }
