@@ -51,7 +51,7 @@ func cmdDump(c *Ctx) {
 			c.W.Bulk(rdb.EncodeList(elems))
 		}
 	case k.m.Type == storage.TypeZSet:
-		if es, ok := c.zscan(&k.m, nil, false, func(zentry) (bool, bool) { return true, true }, -1); ok {
+		if es, ok := c.zends(&k.m, false, -1); ok {
 			members := make([]rdb.ZMember, len(es))
 			for i, e := range es {
 				members[i] = rdb.ZMember{Member: e.member, Score: e.score}

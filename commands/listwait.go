@@ -23,7 +23,8 @@ import (
 // finds the element taken when its next command runs, and the events of
 // the push come before those of the pop.
 
-// listWaiters is the queue of clients blocked on each list key; it
+// listWaiters is the queue of clients blocked on each list key, and on
+// each sorted-set key (zsetwait.go: waitKey keeps the two apart); it
 // belongs to the Env.
 type listWaiters struct {
 	mu    sync.Mutex
@@ -50,7 +51,7 @@ type listWake struct {
 	done    chan bool
 }
 
-// errDemoted ends the waits of blocked list commands when the node
+// errDemoted ends the waits of blocked list and sorted-set commands when the node
 // becomes a replica, as in Redis: a replica's lists change only by the
 // primary's writes, which serve no waiter.
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
@@ -164,9 +165,9 @@ func (c *Ctx) keyWritten(t storage.Type, key []byte) {
 	}
 }
 
-// serveReadyLists wakes the waiters of the list keys cl's commands made
-// ready, in order, until each key's list is empty or its waiters are
-// served. cl holds no key lock.
+// serveReadyLists wakes the waiters of the list and sorted-set keys cl's
+// commands made ready, in order, until each key's value is empty or its
+// waiters are served. cl holds no key lock.
 func (e *Env) serveReadyLists(cl *Client) {
 	for len(cl.readyLists) > 0 {
 		key := cl.readyLists[0]

@@ -132,7 +132,7 @@ func sortCommand(c *Ctx, readOnly bool) {
 		elems, ok = c.elements(&k.m, 0, k.m.Size)
 	case k.m.Type == storage.TypeZSet:
 		var es []zentry
-		if es, ok = c.zscan(&k.m, nil, false, func(zentry) (bool, bool) { return true, true }, -1); ok {
+		if es, ok = c.zends(&k.m, false, -1); ok {
 			elems = make([][]byte, len(es))
 			for i, e := range es {
 				elems[i] = e.member

@@ -339,7 +339,7 @@ func (c *Ctx) lexStart(m *storage.Metadata, l *lexRange, rev bool) (*storage.ZPo
 	if b.inf != 0 {
 		return nil, true
 	}
-	end, ok := c.zscan(m, nil, rev, func(zentry) (bool, bool) { return true, false }, 1)
+	end, ok := c.zends(m, rev, 1)
 	if !ok || len(end) == 0 {
 		return nil, ok
 	}

@@ -511,9 +511,7 @@ func zpopCmd(max, mpop bool) storage.Command {
 // zpopmin or zpopmax, and returns them in the order popped. On an error
 // it replies and returns ok=false.
 func (c *Ctx) zpop(k *keyState, key []byte, max bool, count int64, cmd storage.Command) (popped []zentry, ok bool) {
-	popped, ok = c.zscan(&k.m, nil, max, func(zentry) (take, more bool) {
-		return true, true
-	}, count)
+	popped, ok = c.zends(&k.m, max, count)
 	if !ok {
 		return nil, false
 	}
@@ -558,6 +556,13 @@ func (c *Ctx) zscan(m *storage.Metadata, from *storage.ZPos, rev bool, fn func(z
 		return nil, false
 	}
 	return out, true
+}
+
+// zends returns up to limit (-1: all) members of the sorted set m from
+// its lowest score on, or from its highest with rev; on a storage error
+// it replies and returns ok=false.
+func (c *Ctx) zends(m *storage.Metadata, rev bool, limit int64) ([]zentry, bool) {
+	return c.zscan(m, nil, rev, func(zentry) (bool, bool) { return true, true }, limit)
 }
 
 // replyEntries replies with members and, withScores, their scores: as
