@@ -144,6 +144,12 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		cl.queue(spec, args, w)
 		return nil
 	}
+	if cl.group == nil && spec.Flags&FlagAllowBusy == 0 && e.scripts.pending.Load() > 0 {
+		if keys, all := lockedKeys(cl, spec, args); !e.awaitScripts(cl, keys, all) {
+			reject(spec, errBusyScript)
+			return nil
+		}
+	}
 	// The client's one Ctx is reused: a command's context lives only
 	// while its handler runs, and a client runs one command at a time.
 	c := &cl.ctx

@@ -62,9 +62,13 @@ const (
 // scriptEngine is the server's scripting state: the script cache and the
 // scripts running now.
 type scriptEngine struct {
-	cache   scripting.Cache
-	active  atomic.Int32 // len(running), read without mu by every command
-	mu      sync.Mutex   // guards running and stopped
+	cache  scripting.Cache
+	active atomic.Int32 // len(running), read without mu by every command
+	// pending counts the EVALs, and the EXECs with a script queued, from
+	// before they take their key locks until they release them: while it
+	// is not zero, commands wait for their locks in awaitScripts.
+	pending atomic.Int32
+	mu      sync.Mutex // guards running and stopped
 	running map[*scriptRun]struct{}
 	stopped bool // the server is stopping: scripts are killed
 }
@@ -130,6 +134,45 @@ func (e *Env) busyScript(cl *Client) bool {
 		}
 	}
 	return false
+}
+
+// scriptLockPoll is how often a command waiting in awaitScripts looks at
+// its locks and at the running scripts again.
+const scriptLockPoll = time.Millisecond
+
+// awaitScripts is where a command about to take the locks of keys in cl's
+// namespace (every lock with all) waits for them while scripts may hold
+// them. A script keeps its locks until it ends, which for a script in a
+// loop is when SCRIPT KILL or SHUTDOWN stops it; Redis answers BUSY to
+// every command sent while a script has run past busy-reply-threshold, so
+// a command waiting for a script's locks must get BUSY too rather than
+// wait in the mutex. awaitScripts returns false, for the caller to reply
+// BUSY, once a script of another client has run that long; true when no
+// script is pending or the locks are free (the command then takes them as
+// usual).
+//
+// A script that begins between the caller's look at pending and its
+// taking the locks is not seen: its command then waits for the script's
+// end, as every command did before this wait existed.
+func (e *Env) awaitScripts(cl *Client, keys [][]byte, all bool) bool {
+	if e.scripts.pending.Load() == 0 {
+		return true
+	}
+	var idx []int
+	if !all {
+		idx = e.Store.Locks.Stripes(cl.Namespace, keys...)
+	}
+	for e.scripts.pending.Load() > 0 {
+		if !all && e.Store.Locks.TryLockStripes(idx) {
+			e.Store.Locks.UnlockStripes(idx)
+			return true
+		}
+		if e.busyScript(cl) {
+			return false
+		}
+		time.Sleep(scriptLockPoll)
+	}
+	return true
 }
 
 // StopScripts kills the running scripts and any that starts later; the
@@ -217,6 +260,10 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 	}
 	if !evalLocked(c, s, keys, argv, readOnly, false) {
 		c.Env.Stats.ScriptReruns.Add(1)
+		if !c.Env.awaitScripts(c.Client, nil, true) {
+			c.W.Error(errBusyScript)
+			return
+		}
 		evalLocked(c, s, keys, argv, readOnly, true)
 	}
 }
@@ -225,6 +272,8 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 // batch of its own, and reports false when the script was abandoned for
 // needing every lock (errNeedAllLocks).
 func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all bool) bool {
+	c.Env.scripts.pending.Add(1)
+	defer c.Env.scripts.pending.Add(-1)
 	var locks *scriptLocks
 	var unlock func()
 	if all {

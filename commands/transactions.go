@@ -125,6 +125,10 @@ func cmdExec(c *Ctx) {
 			keys = append(keys, wk.key)
 		}
 	}
+	if queuesScript(m.queued) {
+		c.Env.scripts.pending.Add(1)
+		defer c.Env.scripts.pending.Add(-1) // after unlock
+	}
 	unlock := c.lockTransaction(keys, allLocked)
 	defer unlock()
 	if c.Env.Clients.watchBroken(c, cl, watchLocked) {
@@ -202,6 +206,36 @@ func changesRole(queued []queuedCommand) bool {
 		}
 	}
 	return false
+}
+
+// queuesScript reports whether the queue holds EVAL or one of its forms.
+func queuesScript(queued []queuedCommand) bool {
+	for _, q := range queued {
+		if q.spec.Group == "scripting" && q.spec.Name != "script" {
+			return true
+		}
+	}
+	return false
+}
+
+// lockedKeys returns the keys whose locks cl's command will take (every
+// lock with all), for awaitScripts: EXEC's are its queued commands' and
+// the watched keys, and an EVAL's its declared keys (one that needs every
+// lock waits again before it reruns).
+func lockedKeys(cl *Client, spec *Spec, args [][]byte) (keys [][]byte, all bool) {
+	switch {
+	case spec.Name == "exec" && cl.multi != nil:
+		keys, all = transactionKeys(cl.multi.queued)
+		for _, wk := range cl.watched {
+			if wk.ns == cl.Namespace {
+				keys = append(keys, wk.key)
+			}
+		}
+		return keys, all
+	case spec.Group == "scripting":
+		return spec.Keys(args), false
+	}
+	return spec.Keys(args), keyspaceWide(spec, args)
 }
 
 // transactionKeys returns the keys whose locks the queued commands need,
@@ -558,11 +592,20 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		e.DispatchGroup(cl, w, reqs) // checked again: the node may be a replica now
 		return
 	}
-	defer e.pause.leave(cl)
 	var keys [][]byte
 	for _, args := range reqs {
 		keys = append(keys, Lookup(args[0]).Keys(args)...)
 	}
+	if !e.awaitScripts(cl, keys, false) {
+		// A script ran too long holding one of the locks: each
+		// command gets BUSY, as it would alone.
+		e.pause.leave(cl)
+		for _, args := range reqs {
+			e.Dispatch(cl, w, args)
+		}
+		return
+	}
+	defer e.pause.leave(cl)
 	unlock := e.Store.Locks.Lock(cl.Namespace, keys...)
 	defer unlock()
 	t := &txnBatch{b: e.Store.NewTxnBatch()}

@@ -306,3 +306,51 @@ func TestScriptKilledInTransaction(t *testing.T) {
 		t.Fatalf("EXISTS mb mz after the stopped transaction: %d, %v; want 0", ex, err)
 	}
 }
+
+// TestBusyScriptAnswersLockWaiters: commands waiting for a key lock that a
+// script holds get BUSY once the script has run past busy-reply-threshold,
+// as Redis answers every command sent while a script runs: a command
+// alone, a pipelined group (each of its commands) and EXEC (with
+// EXECABORT). After SCRIPT KILL the keys serve as usual.
+func TestBusyScriptAnswersLockWaiters(t *testing.T) {
+	n := StartCairn(t, "--busy-reply-threshold", "1000")
+	mon := n.Raw()
+	mon.Expect("+OK\r\n", "MONITOR")
+	looper := n.Raw()
+	looper.Send("EVAL \"redis.call('get', KEYS[1]) while true do end\" 1 held\r\n")
+	// MONITOR shows the script's GET once it holds the lock of held.
+	for {
+		if strings.Contains(mon.Reply(), `[0 lua] "get" "held"`) {
+			break
+		}
+	}
+
+	single := n.Raw()
+	single.Send("GET held\r\n")
+	group := n.Raw()
+	group.Send("*3\r\n$3\r\nSET\r\n$4\r\nheld\r\n$1\r\n1\r\n*3\r\n$3\r\nSET\r\n$5\r\nother\r\n$1\r\n2\r\n")
+	tx := n.Raw()
+	tx.Expect("+OK\r\n", "MULTI")
+	tx.Expect("+QUEUED\r\n", "SET", "held", "x")
+	tx.Send("EXEC\r\n")
+
+	const busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+	if got := single.Reply(); got != busy {
+		t.Fatalf("GET held: %q, want BUSY", got)
+	}
+	for i := 0; i < 2; i++ {
+		if got := group.Reply(); got != busy {
+			t.Fatalf("pipelined SET %d: %q, want BUSY", i, got)
+		}
+	}
+	if got := tx.Reply(); got != "-EXECABORT Transaction discarded because of: "+busy[1:] {
+		t.Fatalf("EXEC: %q", got)
+	}
+	single.Expect("+OK\r\n", "SCRIPT", "KILL")
+	if got := looper.Reply(); !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("the killed script's reply: %q", got)
+	}
+	single.Expect("$-1\r\n", "GET", "held")
+	group.Expect("$-1\r\n", "GET", "other")
+	tx.Expect("-ERR EXEC without MULTI\r\n", "EXEC")
+}
