@@ -143,6 +143,7 @@ type Env struct {
 	slowlog  slowLog
 	acllog   aclLog
 	failover failover
+	shutdown shutdownState
 	scripts  scriptEngine
 	monitors monitorSet
 	saves    saveState

@@ -27,11 +27,11 @@ type clientPause struct {
 	mu      sync.Mutex
 	until   time.Time
 	all     bool          // ALL mode; WRITE otherwise
-	held    bool          // a failover holds writes back (hold) until release, whatever CLIENT PAUSE does
+	holds   int           // a failover and a shutdown hold writes back (hold) until release, whatever CLIENT PAUSE does
 	changed chan struct{} // closed and replaced when the pause changes
 }
 
-// heldFor stands for the end of a failover's hold, which has none: a
+// heldFor stands for the end of a hold, which has none: a
 // waiter wakes when release signals the change.
 const heldFor = time.Hour
 
@@ -70,9 +70,9 @@ func (p *clientPause) state() pauseState {
 	now := time.Now()
 	timed := now.Before(p.until)
 	switch {
-	case timed && !p.held:
+	case timed && p.holds == 0:
 		return pauseState{until: p.until, all: p.all, ok: true, changed: p.changed}
-	case p.held:
+	case p.holds > 0:
 		return pauseState{until: now.Add(heldFor), all: timed && p.all, ok: true, changed: p.changed}
 	}
 	p.endLocked()
@@ -110,12 +110,12 @@ func (p *clientPause) pause(until time.Time, all, self bool) {
 	}
 }
 
-// unpause ends the pause at once (CLIENT UNPAUSE); a failover's hold
-// stays.
+// unpause ends the pause at once (CLIENT UNPAUSE); a failover's or a
+// shutdown's hold stays.
 func (p *clientPause) unpause() {
 	p.mu.Lock()
 	p.until, p.all = time.Time{}, false
-	if p.held {
+	if p.holds > 0 {
 		p.signalLocked()
 	} else {
 		p.endLocked()
@@ -123,12 +123,13 @@ func (p *clientPause) unpause() {
 	p.mu.Unlock()
 }
 
-// hold holds writes back as a WRITE pause does, from now until release;
-// CLIENT UNPAUSE does not end it. Writes that passed the gate before may
+// hold holds writes back as a WRITE pause does, from now until its
+// release (holds nest: a failover's and a shutdown's); CLIENT UNPAUSE
+// does not end it. Writes that passed the gate before may
 // still be running: drain waits for them.
 func (p *clientPause) hold() {
 	p.mu.Lock()
-	p.held = true
+	p.holds++
 	p.active.Store(true)
 	p.signalLocked()
 	p.mu.Unlock()
@@ -136,17 +137,26 @@ func (p *clientPause) hold() {
 
 // drain returns once no write that passed the gate is still running:
 // under a hold, the node's replication offset then no longer moves.
-func (p *clientPause) drain() {
+func (p *clientPause) drain() { p.drainBefore(time.Time{}) }
+
+// drainBefore is drain giving up at deadline (zero: never); it reports
+// whether the writes drained.
+func (p *clientPause) drainBefore(deadline time.Time) bool {
 	for p.inflight.Load() > 0 {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return false
+		}
 		time.Sleep(20 * time.Microsecond)
 	}
+	return true
 }
 
-// release ends what hold began; a CLIENT PAUSE in effect goes on.
+// release ends what one hold began; a CLIENT PAUSE in effect, and
+// another hold, go on.
 func (p *clientPause) release() {
 	p.mu.Lock()
-	p.held = false
-	if time.Now().Before(p.until) {
+	p.holds--
+	if p.holds > 0 || time.Now().Before(p.until) {
 		p.signalLocked()
 	} else {
 		p.endLocked()

@@ -149,26 +149,6 @@ func cmdTime(c *Ctx) {
 	c.W.BulkString(strconv.FormatInt(us%1e6, 10))
 }
 
-func cmdShutdown(c *Ctx) {
-	if !c.requireAdmin() {
-		return
-	}
-	for _, a := range c.Args[1:] {
-		switch lower(a) {
-		case "nosave", "save", "now", "force":
-		case "abort":
-			c.W.Error("ERR No shutdown in progress.")
-			return
-		default:
-			c.W.Error(errSyntax)
-			return
-		}
-	}
-	c.Env.Log.Warn("user requested shutdown", "client", c.Client.Addr)
-	c.Client.CloseAfterReply = true
-	c.Env.Host.Shutdown()
-}
-
 // infoSections lists the INFO sections in output order, and whether INFO
 // without arguments (or with "default") includes each, as in Redis:
 // "all" and "everything" include every one.

@@ -99,6 +99,8 @@ func sampleValue(o Option) string {
 		return "0mb"
 	case "string-value-inline-max":
 		return "1kb"
+	case "shutdown-on-sigterm", "shutdown-on-sigint":
+		return "NOW nosave"
 	}
 	switch o.Kind {
 	case KindBool:

@@ -195,6 +195,20 @@ var options = []Option{
 		Doc: "Commands running at least this many microseconds go to the slow log (SLOWLOG GET); -1 = none, 0 = all.",
 	},
 	{
+		Name: "shutdown-timeout", Kind: KindInt, Default: "10", Min: 0, Max: math.MaxInt32, Mutable: true,
+		Doc: "Seconds SHUTDOWN and SIGTERM wait, writes held back, for lagging replicas to catch up (0 = no wait).",
+	},
+	{
+		Name: "shutdown-on-sigterm", Kind: KindString, Default: "default", Mutable: true,
+		check: checkShutdownFlags,
+		Doc:   "SHUTDOWN flags SIGTERM implies: default, or any of save nosave now force (only now matters to Cairn: no wait for replicas).",
+	},
+	{
+		Name: "shutdown-on-sigint", Kind: KindString, Default: "default", Mutable: true,
+		check: checkShutdownFlags,
+		Doc:   "SHUTDOWN flags SIGINT implies, as shutdown-on-sigterm.",
+	},
+	{
 		Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Kind: KindInt, Default: "5000", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Milliseconds a Lua script may run before other clients' commands get BUSY (SCRIPT KILL stops a script that has not written).",
 	},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,6 +35,7 @@ var (
 	errPercentileRange = errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
 	errDaemonize       = errors.New("daemonize yes is not supported: Cairn runs in the foreground, use a supervisor")
 	errWritableReplica = errors.New("only 'yes' is supported: Cairn replicas are read-only")
+	errShutdownFlags   = errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
 )
 
 // maxBindAddrs is the most addresses bind accepts, as in Redis.
@@ -344,6 +346,38 @@ func checkPercentiles(_, v *value) error {
 		tokens[i] = strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	v.text = strings.Join(tokens, " ")
+	return nil
+}
+
+// shutdownFlags are the flags shutdown-on-sigterm and shutdown-on-sigint
+// take, in the order CONFIG GET lists them.
+var shutdownFlags = []string{"save", "nosave", "now", "force"}
+
+// checkShutdownFlags accepts default or a list of shutdownFlags (any case,
+// repeats allowed), and renders the set in shutdownFlags' order, default
+// when it is empty, as Redis renders these options.
+func checkShutdownFlags(_, v *value) error {
+	toks := strings.Fields(strings.ToLower(v.text))
+	if len(toks) == 0 {
+		return errShutdownFlags
+	}
+	set := map[string]bool{}
+	for _, tok := range toks {
+		if tok != "default" && !slices.Contains(shutdownFlags, tok) {
+			return errShutdownFlags
+		}
+		set[tok] = true
+	}
+	var out []string
+	for _, f := range shutdownFlags {
+		if set[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"default"}
+	}
+	v.text = strings.Join(out, " ")
 	return nil
 }
 

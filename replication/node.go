@@ -578,6 +578,33 @@ func (n *Node) WaitAcks(want int, offset uint64, timeout time.Duration, stop <-c
 	}
 }
 
+// WaitAllAcked blocks until every connected replica, whatever its state,
+// has acknowledged offset, or until stop is closed, and returns the
+// replicas that had not (none when all had: ok is then true). A replica
+// that disconnects no longer counts. A shutdown waits here for lagging
+// replicas, as Redis 7's does.
+func (n *Node) WaitAllAcked(offset uint64, stop <-chan struct{}) (lagging []ReplicaState, ok bool) {
+	for {
+		n.mu.Lock()
+		lagging = lagging[:0]
+		for f := range n.feeders {
+			if st := f.stateInfo(); st.Offset < offset {
+				lagging = append(lagging, st)
+			}
+		}
+		changed := n.acks
+		n.mu.Unlock()
+		if len(lagging) == 0 {
+			return nil, true
+		}
+		select {
+		case <-changed:
+		case <-stop:
+			return lagging, false
+		}
+	}
+}
+
 // acked wakes WaitAcks callers to count again; the caller holds n.mu.
 func (n *Node) acked() {
 	close(n.acks)

@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -186,13 +188,17 @@ func run() int {
 	}()
 	log.Info("ready to accept connections")
 
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case sig := <-sigs:
-		log.Info("received signal; shutting down", "signal", sig.String())
-	case <-srv.ShutdownRequested():
-		log.Info("SHUTDOWN requested; shutting down")
+	for stopping := false; !stopping; {
+		select {
+		case sig := <-sigs:
+			log.Info("received signal; shutting down", "signal", sig.String())
+			stopping = prepareShutdown(env, cfg, sig, sigs)
+		case <-srv.ShutdownRequested():
+			log.Info("SHUTDOWN requested; shutting down")
+			stopping = true
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -270,4 +276,31 @@ func hclogLevel(name string) hclog.Level {
 		return hclog.Error
 	}
 	return hclog.Info
+}
+
+// prepareShutdown runs the wait for lagging replicas that a signal
+// starts (commands.Env.PrepareShutdown), with the flags of
+// shutdown-on-sigterm or shutdown-on-sigint: now skips it. A second
+// signal meanwhile ends the wait at once. It reports whether the process
+// is to stop: SHUTDOWN ABORT cancels it.
+func prepareShutdown(env *commands.Env, cfg *config.Config, sig os.Signal, sigs <-chan os.Signal) bool {
+	option := "shutdown-on-sigterm"
+	if sig == syscall.SIGINT {
+		option = "shutdown-on-sigint"
+	}
+	now := slices.Contains(strings.Fields(cfg.String(option)), "now")
+	done := make(chan bool, 1)
+	go func() { done <- env.PrepareShutdown(now) }()
+	for {
+		select {
+		case stop := <-done:
+			if !stop {
+				env.Log.Warn("shutdown aborted; serving on")
+			}
+			return stop
+		case sig := <-sigs:
+			env.Log.Warn("second signal: shutting down without waiting for replicas", "signal", sig.String())
+			env.HurryShutdown()
+		}
+	}
 }
