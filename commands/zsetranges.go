@@ -61,6 +61,9 @@ type zrange struct {
 	offset     int64
 	limit      int64 // -1: none
 	removing   bool  // ZREMRANGEBYLEX: every member is checked against both bounds
+	// counted, when set, counts the members of a score or lex range
+	// (ZCOUNT, ZLEXCOUNT), which are then not returned.
+	counted *int64
 }
 
 // scoreRange is a range of scores; min and max exclude their bound with
@@ -315,8 +318,12 @@ func (c *Ctx) zrangeEntries(m *storage.Metadata, r *zrange) ([]zentry, bool) {
 			return false, false
 		}
 		started = true
-		if skip > 0 {
+		switch {
+		case skip > 0:
 			skip--
+			return false, true
+		case r.counted != nil:
+			*r.counted++
 			return false, true
 		}
 		return true, true
@@ -430,7 +437,8 @@ func zrankFromStart(r *zrange, size uint64) bool { return r.start == 0 || r.star
 
 func zrankToEnd(r *zrange, size uint64) bool { return r.end == -1 || r.end >= int64(size)-1 }
 
-// zcountCommand is ZCOUNT and ZLEXCOUNT.
+// zcountCommand is ZCOUNT and ZLEXCOUNT: a walk of the range that counts
+// its members without copying them.
 func zcountCommand(c *Ctx, kind zrangeKind) {
 	r := zrange{kind: kind, limit: -1}
 	var ok bool
@@ -451,8 +459,10 @@ func zcountCommand(c *Ctx, kind zrangeKind) {
 		c.W.Int(0)
 		return
 	}
-	if out, ok := c.zrangeEntries(&k.m, &r); ok {
-		c.W.Int(int64(len(out)))
+	var n int64
+	r.counted = &n
+	if _, ok := c.zrangeEntries(&k.m, &r); ok {
+		c.W.Int(n)
 	}
 }
 
