@@ -266,6 +266,8 @@ func (c *Ctx) infoSection(name string) string {
 		field("pebble_disk_bytes", l.DiskBytes)
 		field("row_cache_hits", l.RowCacheHits)
 		field("row_cache_misses", l.RowCacheMisses)
+		field("member_cache_hits", l.MemberHits)
+		field("member_cache_misses", l.MemberMisses)
 		field("wal_synced_offset", e.Store.SyncedOffset())
 	case "stats":
 		s := e.Stats

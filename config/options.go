@@ -276,7 +276,7 @@ var options = []Option{
 	},
 	{
 		Name: "rocksdb.row_cache_size", Kind: KindInt, Default: "32", Min: 0, Max: math.MaxInt32,
-		Doc: "Size in MB of the cache of recently used key metadata (string values included) kept above Pebble (0 = off).",
+		Doc: "Size in MB of each of the two caches kept above Pebble: recently used key metadata (string values included), and collection members read by HGET, SISMEMBER, ZSCORE... (0 = off).",
 	},
 	{
 		Name: "rocksdb.write_options.sync", Kind: KindBool, Default: "no", Mutable: true,

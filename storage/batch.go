@@ -553,7 +553,9 @@ func (e *Engine) applied(offset uint64, repr []byte, rows []rowUpdate, fresh int
 	e.offset = offset
 	if flush {
 		e.rows.clear()
+		e.members.clear()
 	}
+	e.cacheMembers(repr, e.memberMask)
 	for _, r := range rows[fresh:] {
 		e.rows.put(r.k, r.v)
 	}
@@ -606,10 +608,18 @@ func (b *Batch) merge(o *Batch) {
 
 // apply hands a batch to Pebble; the caller holds commitMu. With syncOn
 // the caller must SyncWait after leaving the critical section.
-func (e *Engine) apply(b *pebble.Batch, syncOn bool) error {
+// It marks the member cache's shards the batch writes (beginMembers)
+// until applied, or until it fails.
+func (e *Engine) apply(b *pebble.Batch, syncOn bool) (err error) {
 	e.noteApply()
 	e.applying.Store(true)
 	defer e.applying.Store(false)
+	e.memberMask = e.beginMembers(b.Repr())
+	defer func() {
+		if err != nil {
+			e.members.endWrites(e.memberMask)
+		}
+	}()
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
 	if syncOn {

@@ -28,7 +28,11 @@ const rowRefOverhead = 32
 // Consistency rests on the key locks: entries change only while the key's
 // lock is held (writers update the cache inside Commit, under the locks
 // their command holds; readers fill a miss while holding the key's lock),
-// so a reader that finds an entry sees the last committed state.
+// so a reader that finds an entry sees the last committed state. The
+// engine's second cache, of collection members, is filled by readers that
+// hold no lock: a fill is refused when a writer changed the shard since
+// the reader looked (epochOf, fill), and writers only update the records
+// it holds (update).
 //
 // Records live in large append-only byte slabs, found through maps that
 // hold no pointers, so the garbage collector has almost nothing to mark
@@ -60,6 +64,15 @@ type rowCacheShard struct {
 	live  int64 // of the records the map names, in the same terms
 
 	hits, misses atomic.Uint64 // lookups that found a record, and not
+	// epoch counts the shard's changes by writers (put, update, drop,
+	// clear, a commit's start and end), for fill: a lock-free reader's
+	// fill is refused when a writer changed the shard since the reader
+	// looked.
+	epoch atomic.Uint64
+	// writing counts the commits under way that write records of the
+	// shard (beginWrites): until they are in the cache too, readers of
+	// the shard go to Pebble, which may have them already.
+	writing atomic.Int32
 }
 
 // rowSlab is a slab of records, each a key followed by its value.
@@ -107,7 +120,7 @@ func (c *rowCache) locate(k []byte) (*rowCacheShard, uint64) {
 	return &c.shards[h%rowCacheShards], h
 }
 
-// get returns the cached record of metadata key k: found reports a cache
+// get returns the cached record of key k: found reports a cache
 // hit, and v is nil when the key is known to be absent. v must not be
 // modified; it stays valid after the record changes.
 func (c *rowCache) get(k []byte) (v []byte, found bool) {
@@ -151,6 +164,12 @@ func (c *rowCache) put(k, v []byte) {
 	s, h := c.locate(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.epoch.Add(1)
+	c.putLocked(s, h, k, v)
+}
+
+// putLocked is put for a caller that holds the shard's lock.
+func (c *rowCache) putLocked(s *rowCacheShard, h uint64, k, v []byte) {
 	if old, ok := s.m[h]; ok {
 		s.live -= old.cost()
 	}
@@ -163,6 +182,94 @@ func (c *rowCache) put(k, v []byte) {
 	for moves := len(s.slabs); s.cost > c.limit && len(s.slabs) > 1; moves-- {
 		s.dropOldest(c.limit, moves > 0)
 	}
+}
+
+// shardOf returns the index of k's shard.
+func (c *rowCache) shardOf(k []byte) int {
+	return int(maphash.Bytes(c.seed, k) % rowCacheShards)
+}
+
+// beginWrites marks the shards of mask (bit i: shard i) as written by a
+// commit under way, before it reaches Pebble; endWrites ends that once its
+// records are in the cache.
+func (c *rowCache) beginWrites(mask uint64) { c.markWrites(mask, 1) }
+
+// endWrites ends what beginWrites began.
+func (c *rowCache) endWrites(mask uint64) { c.markWrites(mask, -1) }
+
+func (c *rowCache) markWrites(mask uint64, d int32) {
+	if c == nil {
+		return
+	}
+	for i := range rowCacheShards {
+		if mask&(1<<i) != 0 {
+			s := &c.shards[i]
+			s.mu.Lock()
+			s.writing.Add(d)
+			s.epoch.Add(1)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// getSettled is get for a reader that holds no key lock: it misses while
+// a commit writing k's shard is under way, whose records Pebble may
+// already have and the cache not yet.
+func (c *rowCache) getSettled(k []byte) (v []byte, found bool) {
+	if c == nil || c.shards[c.shardOf(k)].writing.Load() != 0 {
+		return nil, false
+	}
+	return c.get(k)
+}
+
+// epochOf returns the change count of k's shard, for fill.
+func (c *rowCache) epochOf(k []byte) uint64 {
+	if c == nil {
+		return 0
+	}
+	s, _ := c.locate(k)
+	return s.epoch.Load()
+}
+
+// fill records v (nil for absent) as the record of k that a reader found
+// in Pebble, unless a writer changed k's shard since epochOf returned
+// epoch, or a commit writing the shard is under way: the reader's v may
+// then be older than the writer's. Readers that
+// hold no key lock fill the member cache this way.
+func (c *rowCache) fill(k, v []byte, epoch uint64) {
+	if c == nil || int64(len(k)+len(v))+rowRefOverhead > c.limit || len(k)+len(v) >= absentLen {
+		return
+	}
+	s, h := c.locate(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch.Load() == epoch && s.writing.Load() == 0 {
+		c.putLocked(s, h, k, v)
+	}
+}
+
+// update records v (nil for absent) as the record of k if the cache holds
+// one, for a writer that must not add records (the member cache takes
+// only records its readers asked for), and refuses the fills of readers
+// that looked before.
+func (c *rowCache) update(k, v []byte) {
+	if c == nil {
+		return
+	}
+	s, h := c.locate(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch.Add(1)
+	r, ok := s.m[h]
+	if !ok || string(s.slabs[r.slab-s.first].b[r.off:r.off+r.klen]) != string(k) {
+		return
+	}
+	if int64(len(k)+len(v))+rowRefOverhead > c.limit || len(k)+len(v) >= absentLen {
+		s.live -= r.cost()
+		delete(s.m, h)
+		return
+	}
+	c.putLocked(s, h, k, v)
 }
 
 // append writes the record of k (v nil: known absent) after the shard's
@@ -238,6 +345,7 @@ func (c *rowCache) drop(k []byte) {
 	}
 	s, h := c.locate(k)
 	s.mu.Lock()
+	s.epoch.Add(1)
 	if r, ok := s.m[h]; ok {
 		s.live -= r.cost()
 		delete(s.m, h)
@@ -253,6 +361,7 @@ func (c *rowCache) clear() {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
+		s.epoch.Add(1)
 		s.m = map[uint64]rowRef{}
 		s.first += uint32(len(s.slabs))
 		s.slabs, s.cost, s.live = nil, 0, 0

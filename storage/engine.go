@@ -45,8 +45,8 @@ type Options struct {
 	Sync bool
 	// BlockCacheBytes sizes Pebble's block cache; 0 means 64 MiB.
 	BlockCacheBytes int64
-	// RowCacheBytes sizes the cache of key metadata kept above Pebble;
-	// 0 turns it off.
+	// RowCacheBytes sizes the cache of key metadata kept above Pebble,
+	// and that of collection members beside it; 0 turns them off.
 	RowCacheBytes int64
 	// InlineValueMax is the longest string value kept inside its key's
 	// metadata record; longer ones get a value record of their own. 0
@@ -120,9 +120,15 @@ type Engine struct {
 	dbName string // the live database's directory under opts.Dir
 	cache  *pebble.Cache
 	rows   *rowCache
-	log    hclog.Logger
-	sync   atomic.Bool
-	closed atomic.Bool
+	// members caches the member records (hash fields, set and sorted-set
+	// members) that GetField reads; see cacheMembers.
+	members *rowCache
+	// memberMask is the member cache shards the batch being applied
+	// writes (beginMembers); guarded by commitMu.
+	memberMask uint64
+	log        hclog.Logger
+	sync       atomic.Bool
+	closed     atomic.Bool
 
 	// Locks are the striped key locks every write holds across read,
 	// commit and publish.
@@ -195,7 +201,7 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes), rows: newRowCache(opts.RowCacheBytes),
+	e := &Engine{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes), rows: newRowCache(opts.RowCacheBytes), members: newRowCache(opts.RowCacheBytes),
 		log: opts.Logger, Locks: NewKeyLocks(), epoch: time.Now()}
 	e.sync.Store(opts.Sync)
 	if err := e.openDB(name); err != nil {
@@ -331,6 +337,7 @@ func (e *Engine) openDB(name string) error {
 	}
 	e.db, e.dbName = db, name
 	e.rows.clear()
+	e.members.clear()
 	if err := e.load(); err != nil {
 		db.Close()
 		return err
@@ -575,6 +582,8 @@ type LSMStats struct {
 	DiskBytes       uint64 // bytes of every file Pebble keeps (WAL and sstables included)
 	RowCacheHits    uint64 // metadata reads the row cache answered
 	RowCacheMisses  uint64 // metadata reads that went to Pebble
+	MemberHits      uint64 // member reads (HGET, SISMEMBER, ZSCORE...) the member cache answered
+	MemberMisses    uint64 // member reads that went to Pebble
 }
 
 // LSMStats returns the live database's LSMStats.
@@ -585,6 +594,7 @@ func (e *Engine) LSMStats() LSMStats {
 	s := LSMStats{Flushes: m.Flush.Count, Compactions: m.Compact.Count, L0Files: m.Levels[0].TablesCount,
 		DiskBytes: m.DiskSpaceUsage()}
 	s.RowCacheHits, s.RowCacheMisses = e.rows.stats()
+	s.MemberHits, s.MemberMisses = e.members.stats()
 	for _, l := range m.Levels {
 		s.FlushBytes += l.TableBytesFlushed
 		s.CompactionBytes += l.TableBytesCompacted

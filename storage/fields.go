@@ -93,21 +93,101 @@ func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, b
 	if b != nil && slices.Contains(b.flush, ns) {
 		return nil, false, nil
 	}
+	if v, hit := e.members.getSettled(k); hit {
+		if v == nil {
+			return nil, false, nil
+		}
+		return append([]byte{}, v...), true, nil
+	}
+	epoch := e.members.epochOf(k)
 	e.dbMu.RLock()
 	defer e.dbMu.RUnlock()
 	v, closer, err := e.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
+		e.members.fill(k, nil, epoch)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: read hash field: %w", err)
 	}
-	out := bytes.Clone(v)
-	if out == nil {
-		out = []byte{}
-	}
+	out := append([]byte{}, v...)
 	closer.Close()
+	if memberReadHook != nil {
+		memberReadHook()
+	}
+	e.members.fill(k, out, epoch)
 	return out, true, nil
+}
+
+// memberReadHook, when set (by tests only, before any read), runs in
+// GetField between its read from Pebble and its fill of the member cache,
+// to widen the window in which a commit can overtake the reader.
+var memberReadHook func()
+
+// The member cache holds member records GetField read: hash fields, set
+// and sorted-set members, list elements. GetField reads without the key's
+// lock (a replica's batches do not even take the locks of the keys whose
+// members alone they change), so commits and readers keep it right this
+// way:
+//   - before a batch goes to Pebble, beginMembers marks the cache shards
+//     of the member records it writes; after, cacheMembers replaces the
+//     records the cache holds with the batch's (it adds none) and ends
+//     the marks;
+//   - a reader fills the cache with what it read from Pebble only if the
+//     shard was not marked or changed since it looked (rowCache.fill),
+//     so a record a commit overtook never enters the cache;
+//   - a reader takes no record from a marked shard (rowCache.getSettled):
+//     scans (HGETALL, SMEMBERS) read Pebble, which may have the commit's
+//     records before the cache does.
+//
+// A reader that saw a commit's record therefore never sees an older one
+// afterwards.
+//
+// A batch's range deletions of member records never cover a record the
+// cache may serve: they delete a whole collection, whose ID no later key
+// takes again (dropFields), or list positions outside the list's range,
+// which a read reaches again only after a push wrote them (and that write
+// replaces the cached record). A flush clears the cache (applied).
+
+// beginMembers marks the cache shards of the member records of repr, a
+// batch about to be applied, and returns them (a bit per shard) for
+// cacheMembers; the caller holds commitMu.
+func (e *Engine) beginMembers(repr []byte) uint64 {
+	if e.members == nil {
+		return 0
+	}
+	var mask uint64
+	_ = ReadBatch(repr, func(r Record) {
+		if (r.Kind == RecordSet || r.Kind == RecordDelete) && len(r.Key) > 0 && r.Key[0] == prefixSubkey {
+			mask |= 1 << e.members.shardOf(r.Key)
+		}
+	})
+	e.members.beginWrites(mask)
+	return mask
+}
+
+// cacheMembers brings the member cache up to the batch repr, applied,
+// and ends the marks of beginMembers (mask); the caller holds commitMu.
+func (e *Engine) cacheMembers(repr []byte, mask uint64) {
+	if e.members == nil {
+		return
+	}
+	defer e.members.endWrites(mask)
+	_ = ReadBatch(repr, func(r Record) {
+		if len(r.Key) == 0 || r.Key[0] != prefixSubkey {
+			return
+		}
+		switch r.Kind {
+		case RecordSet:
+			v := r.Value // the cache copies it
+			if v == nil {
+				v = []byte{} // present, empty (a set's member)
+			}
+			e.members.update(r.Key, v)
+		case RecordDelete:
+			e.members.update(r.Key, nil)
+		}
+	})
 }
 
 // ScanFields calls fn with each field of the hash m of ns at or after

@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestHashFieldsMatchModel writes hashes in random transaction batches
@@ -175,6 +177,9 @@ func TestHashFieldsMatchModel(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 	}
+	if hits, _ := e.members.stats(); hits == 0 {
+		t.Fatal("the member cache answered no read: the model did not check it")
+	}
 }
 
 // TestMovedValueReplacesHash: a chunked string moved over a hash (RENAME
@@ -206,5 +211,72 @@ func TestMovedValueReplacesHash(t *testing.T) {
 	commit(b)
 	if _, err := e.CheckValues(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemberCacheReadersNeverGoBack: readers of a member that hold no
+// lock (as HGET does) never read an older value after a newer one while
+// a writer keeps replacing it, and read the last one once it stops: the
+// member cache never serves a record older than one Pebble gave.
+func TestMemberCacheReadersNeverGoBack(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	field := []byte("f")
+	var m Metadata
+	write := func(i uint64) {
+		commitKey(t, e, "", "h", func(b *Batch, old *Metadata) {
+			if old == nil {
+				m = Metadata{Type: TypeHash, Version: NewHashID(), Size: 1}
+			}
+			b.PutField("", m.Version, field, binary.BigEndian.AppendUint64(nil, i))
+			m = b.PutMeta("", []byte("h"), old, m)
+		})
+	}
+	write(0)
+	memberReadHook = func() { time.Sleep(20 * time.Microsecond) }
+	defer func() { memberReadHook = nil }()
+	const last = 3000
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	rm := m // the readers' copy: the writer keeps writing m
+	for range cap(errs) {
+		go func() {
+			var seen uint64
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				v, found, err := e.GetField(nil, "", &rm, field)
+				if err != nil || !found || len(v) != 8 {
+					errs <- fmt.Errorf("GetField: %x %v %v", v, found, err)
+					return
+				}
+				got := binary.BigEndian.Uint64(v)
+				if got < seen {
+					errs <- fmt.Errorf("read %d after %d", got, seen)
+					return
+				}
+				seen = got
+			}
+		}()
+	}
+	for i := uint64(1); i <= last; i++ {
+		write(i)
+	}
+	close(done)
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, _, err := e.GetField(nil, "", &m, field)
+	if err != nil || binary.BigEndian.Uint64(v) != last {
+		t.Fatalf("after the writes: %x, %v; want %d", v, err, last)
+	}
+	if hits, _ := e.members.stats(); hits == 0 {
+		t.Fatal("the member cache answered no read")
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
+// openTest opens an engine in dir with small caches, so that tests
+// exercise the row and member caches and their evictions too.
 func openTest(t testing.TB, dir string) *Engine {
 	t.Helper()
-	e, err := Open(Options{Dir: dir})
+	e, err := Open(Options{Dir: dir, RowCacheBytes: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

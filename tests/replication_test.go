@@ -1365,3 +1365,76 @@ func TestReplicationFullSyncProgressInInfo(t *testing.T) {
 		t.Fatalf("transfer fields after the full sync: %v", m)
 	}
 }
+
+// TestMemberReadsFollowWrites: member reads (HGET, SISMEMBER, ZSCORE,
+// LINDEX), which the member cache answers once read, follow every later
+// write, on the primary and on a replica, where replicated batches change
+// members without taking their keys' locks: values replaced, members
+// added and removed, a key deleted and made again, list positions trimmed
+// and pushed again.
+func TestMemberReadsFollowWrites(t *testing.T) {
+	p := StartCairn(t)
+	r := StartCairn(t, "--slaveof", "127.0.0.1 "+strconv.Itoa(p.Port))
+	pc, rc := p.Client(), r.Client()
+	cx := ctx(t)
+	reads := func(c *redis.Client) string {
+		h, _ := c.HGet(cx, "h", "f").Result()
+		in, _ := c.SIsMember(cx, "s", "b").Result()
+		z, _ := c.ZScore(cx, "z", "m").Result()
+		l, _ := c.LIndex(cx, "l", 1).Result()
+		return fmt.Sprintf("h.f=%s s.b=%v z.m=%v l[1]=%s", h, in, z, l)
+	}
+	do := func(cmds ...[]any) {
+		t.Helper()
+		for _, cmd := range cmds {
+			must(t, pc.Do(cx, cmd...).Err())
+		}
+		waitCaughtUp(t, pc, rc)
+	}
+	do([]any{"HSET", "h", "f", "v1"}, []any{"SADD", "s", "a"}, []any{"ZADD", "z", "1", "m"}, []any{"RPUSH", "l", "a", "b", "c"})
+	steps := []struct {
+		cmds [][]any
+		want string
+	}{
+		{nil, "h.f=v1 s.b=false z.m=1 l[1]=b"},
+		{[][]any{{"HSET", "h", "f", "v2"}, {"SADD", "s", "b"}, {"ZADD", "z", "2", "m"}, {"LSET", "l", "1", "B"}},
+			"h.f=v2 s.b=true z.m=2 l[1]=B"},
+		{[][]any{{"HDEL", "h", "f"}, {"SREM", "s", "b"}, {"ZREM", "z", "m"}, {"LTRIM", "l", "0", "0"}},
+			"h.f= s.b=false z.m=0 l[1]="},
+		{[][]any{{"HSET", "h", "f", "v3"}, {"SADD", "s", "b"}, {"ZADD", "z", "3", "m"}, {"RPUSH", "l", "x", "y"}},
+			"h.f=v3 s.b=true z.m=3 l[1]=x"},
+		{[][]any{{"DEL", "h", "s", "z", "l"}, {"HSET", "h", "f", "v4"}, {"SADD", "s", "b"}, {"ZADD", "z", "4", "m"}, {"RPUSH", "l", "p", "q"}},
+			"h.f=v4 s.b=true z.m=4 l[1]=q"},
+		{[][]any{{"MULTI"}, {"HSET", "h", "f", "v5"}, {"SREM", "s", "b"}, {"ZINCRBY", "z", "1", "m"}, {"LPOP", "l"}, {"EXEC"}},
+			"h.f=v5 s.b=false z.m=5 l[1]="},
+	}
+	for i, s := range steps {
+		if s.cmds != nil {
+			tx := pc.TxPipeline()
+			for _, cmd := range s.cmds {
+				if cmd[0] != "MULTI" && cmd[0] != "EXEC" {
+					tx.Do(cx, cmd...)
+				}
+			}
+			if _, err := tx.Exec(cx); err != nil && err != redis.Nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			waitCaughtUp(t, pc, rc)
+		}
+		// Each read twice: the first may fill the cache, the second
+		// comes from it.
+		for _, node := range []struct {
+			name string
+			c    *redis.Client
+		}{{"primary", pc}, {"replica", rc}} {
+			for range 2 {
+				if got := reads(node.c); got != s.want {
+					t.Fatalf("step %d on the %s: %s, want %s", i, node.name, got, s.want)
+				}
+			}
+		}
+	}
+	if hits := stat(t, rc, "persistence", "member_cache_hits"); hits == 0 {
+		t.Fatal("the replica's member cache answered no read")
+	}
+}
