@@ -266,14 +266,14 @@ func LatDistance(lat1, lat2 float64) float64 {
 // between two points; points of the same longitude take the meridian's
 // shorter formula, as Redis's do.
 func Distance(long1, lat1, long2, lat2 float64) float64 {
-	v := math.Sin((toRadians(long2) - toRadians(long1)) / 2)
+	v := sin((toRadians(long2) - toRadians(long1)) / 2)
 	if v == 0 {
 		return LatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := toRadians(lat1), toRadians(lat2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return 2.0 * EarthRadius * math.Asin(math.Sqrt(a))
+	u := sin((lat2r - lat1r) / 2)
+	a := float64(u*u) + float64(float64(float64(cos(lat1r)*cos(lat2r))*v)*v)
+	return 2.0 * EarthRadius * asin(math.Sqrt(a))
 }
 
 // EstimateStep returns the step of the boxes that a search of radius

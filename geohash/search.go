@@ -43,8 +43,8 @@ func (s *Shape) bounds() (minLong, minLat, maxLong, maxLat float64) {
 		height, width = s.Conversion*(s.Height/2), s.Conversion*(s.Width/2)
 	}
 	latDelta := toDegrees(height / EarthRadius)
-	longDeltaTop := toDegrees(width / EarthRadius / math.Cos(toRadians(s.Lat+latDelta)))
-	longDeltaBottom := toDegrees(width / EarthRadius / math.Cos(toRadians(s.Lat-latDelta)))
+	longDeltaTop := toDegrees(width / EarthRadius / cos(toRadians(s.Lat+latDelta)))
+	longDeltaBottom := toDegrees(width / EarthRadius / cos(toRadians(s.Lat-latDelta)))
 	longDelta := longDeltaTop
 	if s.Lat < 0 {
 		longDelta = longDeltaBottom
