@@ -41,6 +41,8 @@ func TestKeyRefs(t *testing.T) {
 		{Lookup([]byte("zunionstore")), "zunionstore d 3 a b", nil},
 		{Lookup([]byte("zunionstore")), "zunionstore d x a b", nil},
 		{georadiusSpec, "georadius k 1 2 3 m store d", []string{"k", "d"}},
+		{Lookup([]byte("georadius")), "georadius k 1 2 3 m store d storedist e", []string{"k", "d", "e"}},
+		{Lookup([]byte("georadiusbymember")), "georadiusbymember k m 3 km store d", []string{"k", "d"}},
 		{georadiusSpec, "georadius k 1 2 3 m STOREDIST d", []string{"k", "d"}},
 		{georadiusSpec, "georadius k 1 2 3 m", []string{"k"}},
 		{georadiusSpec, "georadius k 1 2 3 m store", []string{"k"}},
@@ -99,7 +101,8 @@ func bytesArgs(line string) [][]byte {
 
 // TestSpecKeys checks the keys that transactions, pipelined groups,
 // scripts and CLIENT TRACKING lock or record: a command that counts its
-// keys gives them all, beyond the legacy key positions.
+// keys, or names one after a keyword (GEORADIUS ... STORE), gives them
+// all, beyond the legacy key positions.
 func TestSpecKeys(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{"SET k v", "[k]"},
@@ -113,6 +116,10 @@ func TestSpecKeys(t *testing.T) {
 		{"LMPOP 2 a b LEFT", "[a b]"},
 		{"BZMPOP 0 2 a b MIN", "[a b]"},
 		{"ZRANGESTORE d s 0 -1", "[d s]"},
+		{"GEORADIUS k 1 2 3 km STORE d", "[k d]"},
+		{"GEORADIUSBYMEMBER k m 3 km COUNT 1 STOREDIST d", "[k d]"},
+		{"GEORADIUS k 1 2 3 km WITHDIST", "[k]"},
+		{"GEOSEARCHSTORE d s FROMMEMBER m BYRADIUS 1 km", "[d s]"},
 	} {
 		args := bytes.Fields([]byte(tc.line))
 		if got := fmt.Sprintf("%s", Lookup(args[0]).Keys(args)); got != tc.want {

@@ -74,7 +74,7 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 
 // groupCategory is the ACL category a command's group gives it.
 var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
-	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset"}
+	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset", "geo": "geo"}
 
 // ACLCategories returns the command's ACL categories (without the '@'),
 // in Redis's order: those its flags imply, as Redis derives them (write,
@@ -243,12 +243,13 @@ func (s *Spec) ArityOK(n int) bool {
 
 // Keys returns the key arguments of args: those the key specifications
 // find when one counts its keys (numkeys, as ZUNIONSTORE's and LMPOP's
-// do, which the legacy key positions do not cover), else those of the
-// key positions. The locks of transactions and pipelined groups, scripts'
-// key checks and CLIENT TRACKING take them.
+// do) or begins at a keyword (GEORADIUS's STORE), which the legacy key
+// positions do not cover, else those of the key positions. The locks of
+// transactions and pipelined groups, scripts' key checks and CLIENT
+// TRACKING take them.
 func (s *Spec) Keys(args [][]byte) [][]byte {
 	for _, k := range s.KeySpecs {
-		if k.Find.Kind != FindKeyNum {
+		if k.Find.Kind != FindKeyNum && k.Begin.Keyword == "" {
 			continue
 		}
 		refs, ok := s.keyRefs(args)

@@ -57,6 +57,8 @@ const (
 	CodeZInterStore
 	CodeZDiffStore
 	CodeZRangeStore
+	CodeGeoRadiusStore
+	CodeGeoSearchStore
 	codeCount
 )
 
@@ -112,6 +114,8 @@ var codeInfo = [codeCount]struct {
 	CodeZInterStore:      {"zinterstore", ZSet},
 	CodeZDiffStore:       {"zdiffstore", ZSet},
 	CodeZRangeStore:      {"zrangestore", ZSet},
+	CodeGeoRadiusStore:   {"georadiusstore", ZSet},
+	CodeGeoSearchStore:   {"geosearchstore", ZSet},
 }
 
 // Valid reports whether c is a code this build knows.

@@ -100,6 +100,8 @@ const (
 	CmdZInterStore
 	CmdZDiffStore
 	CmdZRangeStore
+	CmdGeoRadiusStore // GEORADIUS and GEORADIUSBYMEMBER with STORE or STOREDIST
+	CmdGeoSearchStore
 )
 
 // LogData flags.

@@ -1291,6 +1291,69 @@ func (g *diffGen) zscore() string {
 	}
 }
 
+// geoKey returns a key for a GEO command: mostly one of the geo sets' own
+// keys, sometimes one of the sorted sets' or the shared keys.
+func (g *diffGen) geoKey() string {
+	if g.chance(0.15) {
+		return g.zsetKey()
+	}
+	return "geo:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// geoMember returns a member of a geo set: mostly a few names, so that
+// GEOADD moves them and searches start from them.
+func (g *diffGen) geoMember() string {
+	if g.chance(0.1) {
+		return g.member()
+	}
+	return "p" + strconv.Itoa(g.rng.IntN(20))
+}
+
+// geoCenters are the areas random points cluster in.
+var geoCenters = [][2]float64{{13.36, 38.11}, {0, 0}, {179.9, 10}, {-179.95, -20}, {10, 84.9}, {-60, -84.95}}
+
+// geoPoint returns a longitude and a latitude: mostly a point within
+// about 25 km of one of geoCenters, held to the indexed area; rarely a
+// limit of the area, or a value out of it, or not a number.
+func (g *diffGen) geoPoint() (long, lat string) {
+	switch x := g.rng.IntN(40); {
+	case x == 0:
+		return g.pick([]string{"180", "-180", "0", "181", "x", "inf"}), g.pick([]string{"85.05112878", "-85.05112878", "0", "85.06", "-90", "nan"})
+	case x == 1:
+		return g.pick([]string{"13.36", "0", "-180"}), g.pick([]string{"85.05112878", "-85.05112878", "38.11"})
+	}
+	c := geoCenters[g.rng.IntN(len(geoCenters))]
+	lo := min(max(c[0]+(g.rng.Float64()-0.5)*0.4, -180), 180)
+	la := min(max(c[1]+(g.rng.Float64()-0.5)*0.4, -85.05112878), 85.05112878)
+	return strconv.FormatFloat(lo, 'f', 6+g.rng.IntN(6), 64), strconv.FormatFloat(la, 'f', 6+g.rng.IntN(6), 64)
+}
+
+// geoRadius returns a radius, width or height in unit: mostly one that
+// reaches some of a cluster's points (up to about 60 km), sometimes zero,
+// a huge one or a bad one.
+func (g *diffGen) geoRadius(unit string) string {
+	name, _, _ := strings.Cut(strings.ToLower(unit), "\x00")
+	scale := map[string]float64{"m": 60000, "km": 60, "mi": 40, "ft": 200000}[name]
+	if scale == 0 {
+		scale = 60
+	}
+	switch x := g.rng.IntN(20); {
+	case x < 15:
+		return strconv.FormatFloat(g.rng.Float64()*scale, 'f', g.rng.IntN(4), 64)
+	case x < 18:
+		return g.pick([]string{"0", "100", "1000", "25000", "50000", "0.001"})
+	}
+	return g.pick([]string{"-1", "x", "inf", ""})
+}
+
+// geoUnit returns a unit, in either case, or rarely an unknown one.
+func (g *diffGen) geoUnit() string {
+	if g.chance(0.03) {
+		return g.pick([]string{"yd", "", "kms"})
+	}
+	return g.opt(g.pick([]string{"km", "km", "km", "m", "mi", "ft"}))
+}
+
 // lexKey returns a key for a lex range: one of the sorted sets whose
 // members all score 0, written by ZADD of score 0 and emptied by
 // removals only. (Over members of different scores, Redis's answers
@@ -1969,6 +2032,89 @@ var diffBuilders = []diffBuilder{
 			if g.chance(0.5) {
 				args = append(args, g.opt("withscores"))
 			}
+		}
+		return args
+	}},
+	// GEO commands over sorted sets of their own (geoKey), with points in
+	// a few clustered areas (around Palermo, the origin, the antimeridian
+	// and the north pole's limit) so that searches find members near box
+	// edges; sometimes over the other sorted sets and shared keys.
+	{4, func(g *diffGen) []string {
+		args := []string{g.word("geoadd"), g.geoKey()}
+		for n := g.rng.IntN(2); n > 0; n-- {
+			args = append(args, g.opt(g.pick([]string{"nx", "xx", "ch", "ch"})))
+		}
+		for n := 1 + g.rng.IntN(3); n > 0; n-- {
+			long, lat := g.geoPoint()
+			args = append(args, long, lat, g.geoMember())
+		}
+		if g.chance(0.03) {
+			args = args[:len(args)-1]
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string {
+		switch g.rng.IntN(3) {
+		case 0:
+			return append([]string{g.word("geopos"), g.geoKey()}, g.several(1, 3, g.geoMember)...)
+		case 1:
+			return append([]string{g.word("geohash"), g.geoKey()}, g.several(1, 3, g.geoMember)...)
+		}
+		args := []string{g.word("geodist"), g.geoKey(), g.geoMember(), g.geoMember()}
+		if g.chance(0.7) {
+			args = append(args, g.geoUnit())
+		}
+		return args
+	}},
+	{5, func(g *diffGen) []string {
+		var args []string
+		store := false
+		switch x := g.rng.IntN(6); x {
+		case 0, 1:
+			long, lat := g.geoPoint()
+			name := g.pick([]string{"georadius", "georadius_ro"})
+			store = name == "georadius"
+			unit := g.geoUnit()
+			args = []string{g.word(name), g.geoKey(), long, lat, g.geoRadius(unit), unit}
+		case 2:
+			name := g.pick([]string{"georadiusbymember", "georadiusbymember_ro"})
+			store = name == "georadiusbymember"
+			unit := g.geoUnit()
+			args = []string{g.word(name), g.geoKey(), g.geoMember(), g.geoRadius(unit), unit}
+		default:
+			args = []string{g.word("geosearch"), g.geoKey()}
+			if x == 5 {
+				args = []string{g.word("geosearchstore"), g.geoKey(), g.geoKey()}
+			}
+			if g.chance(0.5) {
+				args = append(args, g.opt("frommember"), g.geoMember())
+			} else {
+				long, lat := g.geoPoint()
+				args = append(args, g.opt("fromlonlat"), long, lat)
+			}
+			unit := g.geoUnit()
+			if g.chance(0.5) {
+				args = append(args, g.opt("byradius"), g.geoRadius(unit), unit)
+			} else {
+				args = append(args, g.opt("bybox"), g.geoRadius(unit), g.geoRadius(unit), unit)
+			}
+			if g.chance(0.05) {
+				args = args[:len(args)-2] // a missing FROM or BY
+			}
+			if x == 5 && g.chance(0.5) {
+				args = append(args, g.opt("storedist"))
+			}
+		}
+		for n := g.rng.IntN(4); n > 0; n-- {
+			switch o := g.pick([]string{"withdist", "withcoord", "withhash", "asc", "desc", "count", "count", "count", "any"}); o {
+			case "count":
+				args = append(args, g.opt(o), g.pick([]string{"1", "2", "3", "5", "10", "0", "x"}))
+			default:
+				args = append(args, g.opt(o))
+			}
+		}
+		if store && g.chance(0.4) {
+			args = append(args, g.opt(g.pick([]string{"store", "storedist"})), g.geoKey())
 		}
 		return args
 	}},

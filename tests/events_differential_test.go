@@ -1539,6 +1539,37 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{g.pick([]string{"ZRANGE", "ZSCORE", "ZCARD", "ZRANK", "ZCOUNT"}), g.zsetKey(), "0", "-1"}[:2+g.rng.IntN(3)], 1)
 	}},
+	// GEO: GEOADD is a zadd; the stores publish georadiusstore or
+	// geosearchstore on a key of their own (new, replaced, or del when
+	// empty), after the source's keymiss; searches read.
+	{2, func(g *evGen) ([]string, []string) {
+		point := func() []string {
+			return []string{g.pick([]string{"0", "0.01", "-0.02", "0.3"}), g.pick([]string{"0", "0.015", "-0.01", "0.2"})}
+		}
+		dst := "gstore:" + strconv.Itoa(g.rng.IntN(2))
+		radius := g.pick([]string{"1", "5", "50", "0.1"})
+		switch g.rng.IntN(5) {
+		case 0, 1:
+			args := []string{"GEOADD", g.zsetKey()}
+			if g.chance(0.3) {
+				args = append(args, g.pick([]string{"NX", "XX", "CH"}))
+			}
+			for n := 1 + g.rng.IntN(2); n > 0; n-- {
+				args = append(append(args, point()...), g.pick(evMembers))
+			}
+			return evOne(args, 1)
+		case 2:
+			args := append(append([]string{"GEOSEARCHSTORE", dst, g.zsetKey(), "FROMLONLAT"}, point()...), "BYRADIUS", radius, "km")
+			if g.chance(0.5) {
+				args = append(args, "STOREDIST")
+			}
+			return evOne(args, 1, 2)
+		case 3:
+			args := append(append([]string{"GEORADIUS", g.zsetKey()}, point()...), radius, "km", g.pick([]string{"STORE", "STOREDIST"}), dst)
+			return evOne(args, 1, 7)
+		}
+		return evOne(append(append([]string{"GEOSEARCH", g.zsetKey(), "FROMLONLAT"}, point()...), "BYBOX", radius, radius, "km"), 1)
+	}},
 	// SORT ... STORE: sortstore on a key of its own (new, or del when
 	// the result is empty), after the reads of any expired key.
 	{1, func(g *evGen) ([]string, []string) {
