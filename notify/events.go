@@ -57,6 +57,7 @@ const (
 	CodeZInterStore
 	CodeZDiffStore
 	CodeZRangeStore
+	CodePFAdd
 	codeCount
 )
 
@@ -112,6 +113,7 @@ var codeInfo = [codeCount]struct {
 	CodeZInterStore:      {"zinterstore", ZSet},
 	CodeZDiffStore:       {"zdiffstore", ZSet},
 	CodeZRangeStore:      {"zrangestore", ZSet},
+	CodePFAdd:            {"pfadd", String},
 }
 
 // Valid reports whether c is a code this build knows.

@@ -100,6 +100,10 @@ const (
 	CmdZInterStore
 	CmdZDiffStore
 	CmdZRangeStore
+	CmdPFAdd
+	CmdPFCount // the cardinality cache PFCOUNT writes back
+	CmdPFMerge
+	CmdPFDebug
 )
 
 // LogData flags.
