@@ -3,6 +3,7 @@ package hll
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // hashSeed is the seed Redis hashes HyperLogLog elements with.
@@ -139,13 +140,20 @@ func raiseSparse(v []byte, r int, count uint8, sparseMax int) ([]byte, bool, err
 	if grow > 0 && newLen > sparseMax {
 		return promote(v, r, count)
 	}
-	// An XZERO cut short by the end of the value (its second byte is
-	// Redis's terminating NUL) leaves the value grow bytes longer than it
-	// was, so the end of seq falls off, as it does in Redis.
-	tail := v[min(p+oplen, len(v)):]
-	out := make([]byte, 0, newLen+3)
-	out = append(append(append(out, v[:p]...), seq...), tail...)
-	return finishSparse(out[:newLen], prev), true, nil
+	if p+oplen > len(v) {
+		// An XZERO cut short by the end of the value (its second byte
+		// is Redis's terminating NUL) leaves the value grow bytes longer
+		// than it was, so the end of seq falls off, as it does in Redis.
+		v = append(v[:p], seq...)
+		return finishSparse(v[:newLen], prev), true, nil
+	}
+	// Move what follows the opcode by grow bytes, in place, then write
+	// seq where the opcode was.
+	oldLen := len(v)
+	v = slices.Grow(v, max(grow, 0))[:max(newLen, oldLen)]
+	copy(v[p+len(seq):], v[p+oplen:oldLen])
+	copy(v[p:], seq)
+	return finishSparse(v[:newLen], prev), true, nil
 }
 
 // finishSparse merges adjacent VAL opcodes of equal value whose runs fit
