@@ -62,7 +62,6 @@ const (
 	zeroMaxRun    = 64
 	valMaxRun     = 4
 	valMaxValue   = 32
-	xzeroMaxRun   = Registers
 	sparseMaxScan = 5 // opcodes checked for a merge after an update
 )
 
