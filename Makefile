@@ -3,7 +3,7 @@
 
 GO        ?= go
 BIN       := bin/cairn
-UNIT_PKGS := ./config/... ./glob/... ./sockio/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./scripting/... ./cmd/... ./examples/...
+UNIT_PKGS := ./config/... ./glob/... ./hll/... ./sockio/... ./storage/... ./pubsub/... ./notify/... ./replication/... ./server/... ./commands/... ./scripting/... ./cmd/... ./examples/...
 
 .PHONY: all build run primary replica test test-unit test-e2e test-e2e-race deps bench lint clean
 

@@ -435,7 +435,9 @@ func (h *scriptHost) check(args [][]byte) *Spec {
 		refuse(spec, errScriptArity)
 	case spec.Flags&FlagNoScript != 0:
 		refuse(spec, errScriptDenied)
-	case spec.Flags&FlagWrite != 0 && h.readOnly:
+	case spec.Flags&(FlagWrite|FlagMayReplicate) != 0 && h.readOnly:
+		// Redis counts a command that may replicate (PUBLISH, PFCOUNT)
+		// as a write in a read-only script.
 		refuse(spec, errScriptWrite)
 	case spec.Flags&FlagWrite != 0 && h.c.Env.Repl != nil && h.c.Env.Repl.IsReplica():
 		refuse(spec, errReadOnly)

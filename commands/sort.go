@@ -125,6 +125,16 @@ func sortCommand(c *Ctx, readOnly bool) {
 		c.W.Error(errWrongType)
 		return
 	}
+	// Redis converts a sorted set it sorts to a skiplist for good.
+	if k.live && k.m.Type == storage.TypeZSet && k.m.Flags&storage.FlagHashTable == 0 && !c.replica() {
+		m := k.m
+		m.Flags |= storage.FlagHashTable
+		b := c.batchFor(storage.LogData{Type: m.Type, Cmd: storage.CmdSort, Flags: storage.LogFlagQuiet})
+		k.m = c.put(b, key, &k, m)
+		if !c.commit(b) {
+			return
+		}
+	}
 	var elems [][]byte
 	switch {
 	case !k.live:

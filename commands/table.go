@@ -74,7 +74,8 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 
 // groupCategory is the ACL category a command's group gives it.
 var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
-	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset", "geo": "geo"}
+	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset", "geo": "geo",
+	"hyperloglog": "hyperloglog"}
 
 // ACLCategories returns the command's ACL categories (without the '@'),
 // in Redis's order: those its flags imply, as Redis derives them (write,

@@ -543,13 +543,13 @@ const MaxPipelineGroup = 64
 
 // Groupable reports whether a request may join a group of pipelined
 // requests (DispatchGroup): a string, bitmap, hash, set, list, sorted-set,
-// geo or key command with the right number of arguments that names its keys
+// geo, HyperLogLog or key command with the right number of arguments that names its keys
 // (Spec.Keys), and
 // never blocks (a blocking one would wait holding the group's locks).
 func Groupable(args [][]byte) bool {
 	spec := Lookup(args[0])
 	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil && spec.Flags&FlagBlocking == 0 && !keyspaceWide(spec, args) &&
-		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash" || spec.Group == "set" || spec.Group == "list" || spec.Group == "sorted-set" || spec.Group == "geo") && spec.ArityOK(len(args))
+		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash" || spec.Group == "set" || spec.Group == "list" || spec.Group == "sorted-set" || spec.Group == "geo" || spec.Group == "hyperloglog") && spec.ArityOK(len(args))
 }
 
 // DispatchGroup runs requests a client pipelined (each Groupable) as

@@ -241,6 +241,10 @@ var options = []Option{
 		Doc: "Longest member of a sorted set OBJECT ENCODING reports as listpack; a longer one makes it skiplist for good.",
 	},
 	{
+		Name: "hll-sparse-max-bytes", Kind: KindMemory, Default: "3000", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Longest a HyperLogLog may grow in its sparse encoding (header included); a PFADD or PFMERGE that would make it longer converts it to the dense one, as redis-server does.",
+	},
+	{
 		Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Entries ACL LOG keeps (failed authentications); older ones are dropped.",
 	},

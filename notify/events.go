@@ -59,6 +59,7 @@ const (
 	CodeZRangeStore
 	CodeGeoRadiusStore
 	CodeGeoSearchStore
+	CodePFAdd
 	codeCount
 )
 
@@ -116,6 +117,7 @@ var codeInfo = [codeCount]struct {
 	CodeZRangeStore:      {"zrangestore", ZSet},
 	CodeGeoRadiusStore:   {"georadiusstore", ZSet},
 	CodeGeoSearchStore:   {"geosearchstore", ZSet},
+	CodePFAdd:            {"pfadd", String},
 }
 
 // Valid reports whether c is a code this build knows.

@@ -102,6 +102,10 @@ const (
 	CmdZRangeStore
 	CmdGeoRadiusStore // GEORADIUS and GEORADIUSBYMEMBER with STORE or STOREDIST
 	CmdGeoSearchStore
+	CmdPFAdd
+	CmdPFCount // the cardinality cache PFCOUNT writes back
+	CmdPFMerge
+	CmdPFDebug
 )
 
 // LogData flags.

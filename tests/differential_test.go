@@ -1276,6 +1276,25 @@ func (g *diffGen) zsetKey() string {
 	return "zset:" + strconv.Itoa(g.rng.IntN(3))
 }
 
+// hllKey returns a key for a HyperLogLog command: mostly one of the
+// HyperLogLogs' own keys, sometimes one of the shared keys (strings that
+// are no HyperLogLog, other types, or HyperLogLogs other commands change).
+func (g *diffGen) hllKey() string {
+	if g.chance(0.2) {
+		return g.key()
+	}
+	return "hll:" + strconv.Itoa(g.rng.IntN(4))
+}
+
+// hllElement returns an element for PFADD: mostly one of a few thousand
+// numbers, so that sketches grow, sometimes a set member.
+func (g *diffGen) hllElement() string {
+	if g.chance(0.1) {
+		return g.member()
+	}
+	return strconv.Itoa(g.rng.IntN(5000))
+}
+
 // zscore returns a score: mostly small numbers, so members tie and move,
 // sometimes infinities, -0, hexadecimal, invalid ones.
 func (g *diffGen) zscore() string {
@@ -2118,6 +2137,43 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
+	// HyperLogLogs, over keys of their own and the shared keys (hllKey):
+	// PFADDs of a few elements and of hundreds (past the sparse limit),
+	// PFCOUNT of one key (which writes the cache back) and of several,
+	// PFMERGE, PFDEBUG, and reads and SETRANGEs of the bytes, which
+	// corrupt some of them.
+	{5, func(g *diffGen) []string {
+		args := []string{g.word("pfadd"), g.hllKey()}
+		n := g.rng.IntN(4)
+		if g.chance(0.15) {
+			n = 50 + g.rng.IntN(400)
+		}
+		for range n {
+			args = append(args, g.hllElement())
+		}
+		return args
+	}},
+	{4, func(g *diffGen) []string { return append([]string{g.word("pfcount")}, g.several(1, 3, g.hllKey)...) }},
+	{2, func(g *diffGen) []string {
+		return append([]string{g.word("pfmerge"), g.hllKey()}, g.several(0, 3, g.hllKey)...)
+	}},
+	{1, func(g *diffGen) []string {
+		sub := g.pick([]string{"encoding", "decode", "todense", "encoding", "decode", "todense", "getreg", "foo"})
+		return []string{g.word("pfdebug"), g.word(sub), g.hllKey()}
+	}},
+	{2, func(g *diffGen) []string {
+		switch g.rng.IntN(3) {
+		case 0:
+			return []string{g.word("get"), g.hllKey()}
+		case 1:
+			return []string{g.word("strlen"), g.hllKey()}
+		}
+		return []string{g.word("getrange"), g.hllKey(), g.pick([]string{"0", "4", "8", "16"}), g.pick([]string{"15", "40", "-1", "100"})}
+	}},
+	{1, func(g *diffGen) []string {
+		off := g.pick([]string{"4", "8", "15", "16", "17", "20", "30", "100", "12303", "12304"})
+		return []string{g.word("setrange"), g.hllKey(), off, g.pick([]string{"\x00", "\x01", "\xff", "\x7f", "\x80\x80", "\x02", "HYLL", "\x7f\xff"})}
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -2312,6 +2368,7 @@ func (g *diffGen) wrongArity() []string {
 		{"lset", k, "0"}, {"linsert", k, "before", "x"}, {"lrem", k, "0"}, {"ltrim", k}, {"lpos", k},
 		{"rpoplpush", k}, {"lmove", k, k, "left"}, {"lmpop", "1", k}, {"blpop", k}, {"brpoplpush", k, k},
 		{"blmove", k, k, "left", "left"}, {"blmpop", "0", "1", k}, {"sort"}, {"sort_ro"},
+		{"pfadd"}, {"pfcount"}, {"pfmerge"}, {"pfdebug", "encoding"}, {"pfdebug", "getreg", k, k}, {"pfselftest", k},
 		{"zadd", k}, {"zadd", k, "1"}, {"zincrby", k, "1"}, {"zrem", k}, {"zcard"}, {"zscore", k}, {"zmscore", k},
 		{"zrank", k}, {"zrange", k, "0"}, {"zrangestore", k, k, "0"}, {"zcount", k, "0"}, {"zpopmin"},
 		{"zmpop", "1", k}, {"bzpopmin", k}, {"bzmpop", "0", "1", k}, {"zunion"}, {"zunionstore", k, "1"},

@@ -1570,6 +1570,26 @@ var evBuilders = []evBuilder{
 		}
 		return evOne(append(append([]string{"GEOSEARCH", g.zsetKey(), "FROMLONLAT"}, point()...), "BYBOX", radius, radius, "km"), 1)
 	}},
+	// HyperLogLogs: pfadd when PFADD changed a register or created the
+	// key, and on every PFMERGE; nothing for PFCOUNT (though it writes
+	// the cache back) and PFDEBUG TODENSE; keymiss for the keys PFCOUNT
+	// and PFMERGE look up in vain.
+	{3, func(g *evGen) ([]string, []string) {
+		switch g.rng.IntN(4) {
+		case 0, 1:
+			args := []string{"PFADD", g.hllKey()}
+			for n := g.rng.IntN(3); n > 0; n-- {
+				args = append(args, g.pick(evMembers)+strconv.Itoa(g.rng.IntN(50)))
+			}
+			return evOne(args, 1)
+		case 2:
+			return evAllKeys("PFCOUNT", []string{g.hllKey(), g.hllKey()}[:1+g.rng.IntN(2)])
+		}
+		return evAllKeys("PFMERGE", []string{g.hllKey(), g.hllKey(), g.hllKey()}[:1+g.rng.IntN(3)])
+	}},
+	{1, func(g *evGen) ([]string, []string) {
+		return evOne([]string{"PFDEBUG", g.pick([]string{"TODENSE", "ENCODING"}), g.hllKey()}, 2)
+	}},
 	// SORT ... STORE: sortstore on a key of its own (new, or del when
 	// the result is empty), after the reads of any expired key.
 	{1, func(g *evGen) ([]string, []string) {
@@ -1602,6 +1622,15 @@ func (g *evGen) zsetKey() string {
 		return g.key()
 	}
 	return "zset:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// hllKey returns a key for a HyperLogLog command: mostly one of the
+// HyperLogLogs' own keys, sometimes one of the shared keys.
+func (g *evGen) hllKey() string {
+	if g.chance(0.4) {
+		return g.key()
+	}
+	return "hll:" + strconv.Itoa(g.rng.IntN(3))
 }
 
 // evFields are the hash fields of the stream, evMembers its set members.
