@@ -114,6 +114,15 @@ for pipeline in 1 16; do
 	read -r c r < <(pair "$cp" "$rp" zpopmin -c 50 -n "$((N / 10))" -P "$pipeline")
 	echo "| ZPOPMIN -c 50 -n $((N / 10)) -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 done
+# HyperLogLogs: PFADD adds random elements to one key (sparse at first,
+# dense past hll-sparse-max-bytes), N/4 a run, as each rewrites the
+# value; PFCOUNT counts it.
+for pipeline in 1 16; do
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$((N / 4))" -r 100000 -P "$pipeline" pfadd myhll element:__rand_int__)
+	echo "| PFADD myhll element:__rand_int__ -c 50 -n $((N / 4)) -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$((N / 4))" -P "$pipeline" pfcount myhll)
+	echo "| PFCOUNT myhll -c 50 -n $((N / 4)) -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+done
 stop "$cp"; stop "$rp"
 
 # Keyspace notifications: SET throughput with notify-keyspace-events KEA

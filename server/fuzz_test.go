@@ -161,6 +161,10 @@ func FuzzConnection(f *testing.F) {
 			"ZRANGEBYLEX z [a (\x00 LIMIT -1 9223372036854775807\r\nZRANGESTORE y z 0 -9223372036854775808\r\nZUNIONSTORE u 2 z y WEIGHTS inf -inf AGGREGATE MIN\r\n" +
 			"ZINTERCARD 2 z u LIMIT 1\r\nZREMRANGEBYLEX u - +\r\nZMPOP 1 z MAX COUNT 9\r\nZRANDMEMBER y -5 WITHSCORES\r\nZSCAN y 0\r\nDUMP y\r\nSORT y\r\n",
 		"MULTI\r\nBZPOPMIN z 0\r\nZADD z 1 a\r\nBZMPOP 0 1 z MIN COUNT 5\r\nEXEC\r\nBZPOPMAX z 0.01\r\nZPOPMIN z -1\r\nZRANK z a\r\n",
+		"PFADD h a b c\r\nPFCOUNT h x\r\nSETRANGE h 16 \"\\xff\\x7f\"\r\nPFADD h d\r\nPFMERGE m h x\r\nPFDEBUG TODENSE m\r\nPFDEBUG GETREG m\r\nGET m\r\n",
+		"GEOADD g 13.361389 38.115556 a 15.087269 37.502669 b 180 85.05112878 c\r\nGEOADD g -181 0 d\r\nGEODIST g a b km\r\n" +
+			"GEOSEARCH g FROMMEMBER a BYBOX 400 400 km ASC COUNT 1 ANY WITHCOORD WITHDIST WITHHASH\r\nGEORADIUS g 15 37 1e308 mi STORE s\r\nGEOHASH g a zz\r\n",
+		"SHUTDOWN ABORT\r\nSHUTDOWN SAVE NOSAVE\r\nSHUTDOWN ABORT NOW\r\nCONFIG SET shutdown-timeout -1 shutdown-on-sigterm bogus\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
