@@ -167,20 +167,9 @@ func (c *Ctx) replyDistance(d float64) {
 // geoMembersCommand is GEOPOS (pos) and GEOHASH: for each member, its
 // coordinates or its geohash string, null for a member the set lacks.
 func geoMembersCommand(c *Ctx, pos bool) {
-	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeZSet, true)
-	defer unlock()
+	out, ok := c.zscores()
 	if !ok {
 		return
-	}
-	type result struct {
-		score float64
-		found bool
-	}
-	out := make([]result, len(c.Args)-2)
-	for i, member := range c.Args[2:] {
-		if out[i].score, out[i].found, ok = c.zscore(&k, member); !ok {
-			return
-		}
 	}
 	c.W.Array(len(out))
 	for _, r := range out {

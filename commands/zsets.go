@@ -389,26 +389,39 @@ func (c *Ctx) zscore(k *keyState, member []byte) (s float64, found, ok bool) {
 	return s, found, true
 }
 
-func cmdZMScore(c *Ctx) {
+// memberScore is a member's score, if the sorted set has the member.
+type memberScore struct {
+	score float64
+	found bool
+}
+
+// zscores looks up the scores of the members named by Args[2:] in the
+// sorted set Args[1] (ZMSCORE, GEOPOS, GEOHASH); on a storage error or a
+// key of another type it replies and returns ok=false.
+func (c *Ctx) zscores() (out []memberScore, ok bool) {
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeZSet, true)
 	defer unlock()
 	if !ok {
-		return
+		return nil, false
 	}
-	type result struct {
-		s     float64
-		found bool
-	}
-	out := make([]result, len(c.Args)-2)
+	out = make([]memberScore, len(c.Args)-2)
 	for i, member := range c.Args[2:] {
-		if out[i].s, out[i].found, ok = c.zscore(&k, member); !ok {
-			return
+		if out[i].score, out[i].found, ok = c.zscore(&k, member); !ok {
+			return nil, false
 		}
+	}
+	return out, true
+}
+
+func cmdZMScore(c *Ctx) {
+	out, ok := c.zscores()
+	if !ok {
+		return
 	}
 	c.W.Array(len(out))
 	for _, r := range out {
 		if r.found {
-			c.W.Double(r.s)
+			c.W.Double(r.score)
 		} else {
 			c.W.NullBulk()
 		}

@@ -202,38 +202,28 @@ func String(score float64) string {
 
 // moveLong returns h moved by one box east (d > 0) or west (d < 0),
 // wrapping around at the ends.
-func (h Hash) moveLong(d int) Hash {
-	if d == 0 {
-		return h
-	}
-	long := h.Bits & 0xaaaaaaaaaaaaaaaa
-	lat := h.Bits & 0x5555555555555555
-	fill := uint64(0x5555555555555555) >> (64 - 2*uint(h.Step))
-	if d > 0 {
-		long += fill + 1
-	} else {
-		long = (long | fill) - (fill + 1)
-	}
-	long &= 0xaaaaaaaaaaaaaaaa >> (64 - 2*uint(h.Step))
-	return Hash{Bits: long | lat, Step: h.Step}
-}
+func (h Hash) moveLong(d int) Hash { return h.move(d, 0xaaaaaaaaaaaaaaaa) }
 
 // moveLat returns h moved by one box north (d > 0) or south (d < 0),
 // wrapping around at the ends.
-func (h Hash) moveLat(d int) Hash {
+func (h Hash) moveLat(d int) Hash { return h.move(d, 0x5555555555555555) }
+
+// move adds d's sign to the coordinate whose interleaved bits are those
+// of mask, keeping the other's: the bits in between are filled with ones
+// so that the carry (or borrow) runs over them.
+func (h Hash) move(d int, mask uint64) Hash {
 	if d == 0 {
 		return h
 	}
-	long := h.Bits & 0xaaaaaaaaaaaaaaaa
-	lat := h.Bits & 0x5555555555555555
-	fill := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - 2*uint(h.Step))
+	own, other := h.Bits&mask, h.Bits&^mask
+	fill := ^mask >> (64 - 2*uint(h.Step))
 	if d > 0 {
-		lat += fill + 1
+		own += fill + 1
 	} else {
-		lat = (lat | fill) - (fill + 1)
+		own = (own | fill) - (fill + 1)
 	}
-	lat &= 0x5555555555555555 >> (64 - 2*uint(h.Step))
-	return Hash{Bits: long | lat, Step: h.Step}
+	own &= mask >> (64 - 2*uint(h.Step))
+	return Hash{Bits: own | other, Step: h.Step}
 }
 
 // Neighbors are the eight boxes around one.
