@@ -235,7 +235,7 @@ func TestMemberCacheReadersNeverGoBack(t *testing.T) {
 	write(0)
 	memberReadHook = func() { time.Sleep(20 * time.Microsecond) }
 	defer func() { memberReadHook = nil }()
-	const last = 3000
+	const last = 500
 	done := make(chan struct{})
 	errs := make(chan error, 4)
 	rm := m // the readers' copy: the writer keeps writing m
