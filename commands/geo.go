@@ -20,9 +20,7 @@ import (
 // does, so that it finds the same members in the same order.
 
 func init() {
-	g := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "geo", Since: since, Summary: summary, Handler: handler}
-	}
+	g := oneKeyCommand("geo")
 	// GEORADIUS and GEORADIUSBYMEMBER write the key after STORE or
 	// STOREDIST, looked for from their first option on.
 	radius := func(name string, optionsAt int, summary string, handler Handler) *Spec {

@@ -12,9 +12,7 @@ import (
 // Hashes keep each field in a record of its own (collections.go).
 
 func init() {
-	h := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "hash", Since: since, Summary: summary, Handler: handler}
-	}
+	h := oneKeyCommand("hash")
 	register(
 		h("hset", -4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyUpdate, "2.0.0", "Creates or modifies the value of a field in a hash.", cmdHSet),
 		h("hmset", -4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyUpdate, "2.0.0", "Sets the values of multiple fields.", cmdHMSet),

@@ -12,9 +12,7 @@ import (
 )
 
 func init() {
-	k1 := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, h Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "generic", Since: since, Summary: summary, Handler: h}
-	}
+	k1 := oneKeyCommand("generic")
 	register(
 		&Spec{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRM|KeyDelete)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "1.0.0", Summary: "Deletes one or more keys.", Handler: cmdDel},
 		&Spec{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRM|KeyDelete)}, Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Group: "generic", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Handler: cmdUnlink},

@@ -17,9 +17,7 @@ import (
 // read with it. The blocking commands are in listwait.go.
 
 func init() {
-	l := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "list", Since: since, Summary: summary, Handler: handler}
-	}
+	l := oneKeyCommand("list")
 	// move is a command popping from argument 1 and pushing onto 2.
 	move := func(name string, arity int, flags Flag, since, summary string, handler Handler) *Spec {
 		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 2, Step: 1, KeySpecs: []KeySpec{Key(1, KeyRW|KeyAccess|KeyDelete), Key(2, KeyRW|KeyInsert)}, Group: "list", Since: since, Summary: summary, Handler: handler}

@@ -13,9 +13,7 @@ import (
 // value (collections.go).
 
 func init() {
-	s := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "set", Since: since, Summary: summary, Handler: handler}
-	}
+	s := oneKeyCommand("set")
 	// multi is a command reading every key from argument 1 on.
 	multi := func(name, summary string, handler Handler) *Spec {
 		return &Spec{Name: name, Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: -1, Step: 1, KeySpecs: []KeySpec{KeyRange(1, -1, 1, KeyRO|KeyAccess)}, Tips: []string{"nondeterministic_output_order"}, Group: "set", Since: "1.0.0", Summary: summary, Handler: handler}

@@ -72,6 +72,15 @@ var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "l
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
 	"connection", "transaction", "scripting"}
 
+// oneKeyCommand returns the constructor of group's commands that name one
+// key, their first argument (key: its key-spec flags), as each command
+// family's table declares most of its commands.
+func oneKeyCommand(group string) func(name string, arity int, flags Flag, key KeyFlag, since, summary string, h Handler) *Spec {
+	return func(name string, arity int, flags Flag, key KeyFlag, since, summary string, h Handler) *Spec {
+		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: group, Since: since, Summary: summary, Handler: h}
+	}
+}
+
 // groupCategory is the ACL category a command's group gives it.
 var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
 	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset", "geo": "geo",

@@ -15,9 +15,7 @@ import (
 // ranges seek their first member.
 
 func init() {
-	z := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "sorted-set", Since: since, Summary: summary, Handler: handler}
-	}
+	z := oneKeyCommand("sorted-set")
 	read := func(name string, arity int, since, summary string, kind zrangeKind, rev bool) *Spec {
 		return z(name, arity, FlagReadOnly, KeyRO|KeyAccess, since, summary, func(c *Ctx) { zrangeCommand(c, 1, kind, rev, nil) })
 	}

@@ -17,9 +17,7 @@ import (
 // set operations in zsetops.go.
 
 func init() {
-	z := func(name string, arity int, flags Flag, key KeyFlag, since, summary string, handler Handler) *Spec {
-		return &Spec{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: []KeySpec{Key(1, key)}, Group: "sorted-set", Since: since, Summary: summary, Handler: handler}
-	}
+	z := oneKeyCommand("sorted-set")
 	register(
 		z("zadd", -4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyUpdate, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", cmdZAdd),
 		z("zincrby", 4, FlagWrite|FlagDenyOOM|FlagFast, KeyRW|KeyAccess|KeyUpdate, "1.2.0", "Increments the score of a member in a sorted set.", cmdZIncrBy),
