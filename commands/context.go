@@ -492,6 +492,14 @@ type Ctx struct {
 	scripted bool
 }
 
+// isReplica reports whether this node is a replica, which commits
+// nothing of its own (PFCOUNT there leaves a stale cache as it is) and
+// refuses clients' writes.
+func (e *Env) isReplica() bool { return e.Repl != nil && e.Repl.IsReplica() }
+
+// replica is c.Env.isReplica.
+func (c *Ctx) replica() bool { return c.Env.isReplica() }
+
 // nowMs returns the command time in Unix milliseconds.
 func (c *Ctx) nowMs() int64 { return c.Now.UnixMilli() }
 
@@ -573,7 +581,7 @@ func (c *Ctx) state(m storage.Metadata, found bool) keyState {
 // a primary does; a replica hides them and waits for the primary's delete.
 // While CLIENT PAUSE lasts, a primary does not either, as in Redis.
 func (c *Ctx) reclaims() bool {
-	return (c.Env.Repl == nil || !c.Env.Repl.IsReplica()) && !c.Env.pause.paused()
+	return !c.replica() && !c.Env.pause.paused()
 }
 
 // reclaim deletes the expired key k and publishes "expired" for it. A

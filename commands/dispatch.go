@@ -114,7 +114,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, "ERR Replica can't interact with the keyspace")
 		return nil
 	}
-	if e.Repl != nil && e.Repl.IsReplica() {
+	if e.isReplica() {
 		if spec.Flags&FlagWrite != 0 {
 			reject(spec, errReadOnly)
 			return nil

@@ -93,10 +93,6 @@ func (c *Ctx) putHLL(cmd storage.Command, key []byte, k *keyState, v []byte, qui
 	return c.commit(b)
 }
 
-// replica reports whether this node is a replica, which commits nothing
-// of its own: PFCOUNT there leaves a stale cache as it is.
-func (c *Ctx) replica() bool { return c.Env.Repl != nil && c.Env.Repl.IsReplica() }
-
 // keepRawHLL marks the live HyperLogLog key raw where Redis would
 // convert it before using it (an embstr written by SET), and reports
 // success; a replica leaves it.

@@ -311,7 +311,7 @@ func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try fu
 		return true, false
 	}
 	defer unlock()
-	if c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+	if c.replica() {
 		return false, true
 	}
 	c.Env.lists.add(w, true)

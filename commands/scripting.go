@@ -244,7 +244,7 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 	}
 	if s.NoWrites {
 		readOnly = true
-	} else if !readOnly && s.Shebang && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+	} else if !readOnly && s.Shebang && c.replica() {
 		// A script that declares its flags and not no-writes is a
 		// write, refused on a replica before it runs, as Redis does.
 		c.W.Error(errReadOnly)
@@ -439,7 +439,7 @@ func (h *scriptHost) check(args [][]byte) *Spec {
 		// Redis counts a command that may replicate (PUBLISH, PFCOUNT)
 		// as a write in a read-only script.
 		refuse(spec, errScriptWrite)
-	case spec.Flags&FlagWrite != 0 && h.c.Env.Repl != nil && h.c.Env.Repl.IsReplica():
+	case spec.Flags&FlagWrite != 0 && h.c.replica():
 		refuse(spec, errReadOnly)
 	default:
 		return spec

@@ -107,7 +107,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if m.flags()&FlagWrite != 0 && c.Env.Repl != nil && c.Env.Repl.IsReplica() {
+	if m.flags()&FlagWrite != 0 && c.replica() {
 		// The node became a replica after the writes were queued.
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
@@ -574,7 +574,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 		}
 	}
 	if writes < 2 || cl.multi != nil || cl.subs > 0 || !cl.Authed || cl.replyOff || cl.replySkip ||
-		(e.Repl != nil && e.Repl.IsReplica()) {
+		e.isReplica() {
 		for _, args := range reqs {
 			e.Dispatch(cl, w, args)
 		}
