@@ -112,19 +112,15 @@ func cmdExec(c *Ctx) {
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
 	}
-	keys, allLocked := transactionKeys(m.queued)
 	roleChange := changesRole(m.queued)
-	if roleChange && (allLocked || len(keys) > 0) {
-		c.W.Error(errRoleChangeWithKeys)
-		return
-	}
-	// The watched keys are locked too, for watchBroken's reads.
-	watchLocked := !roleChange
-	for _, wk := range cl.watched {
-		if watchLocked && wk.ns == c.ns() && !allLocked {
-			keys = append(keys, wk.key)
+	if roleChange {
+		if keys, all := transactionKeys(m.queued); all || len(keys) > 0 {
+			c.W.Error(errRoleChangeWithKeys)
+			return
 		}
 	}
+	keys, allLocked := execKeys(cl, m.queued)
+	watchLocked := !roleChange
 	if queuesScript(m.queued) {
 		c.Env.scripts.pending.Add(1)
 		defer c.Env.scripts.pending.Add(-1) // after unlock
@@ -225,17 +221,28 @@ func queuesScript(queued []queuedCommand) bool {
 func lockedKeys(cl *Client, spec *Spec, args [][]byte) (keys [][]byte, all bool) {
 	switch {
 	case spec.Name == "exec" && cl.multi != nil:
-		keys, all = transactionKeys(cl.multi.queued)
-		for _, wk := range cl.watched {
-			if wk.ns == cl.Namespace {
-				keys = append(keys, wk.key)
-			}
-		}
-		return keys, all
+		return execKeys(cl, cl.multi.queued)
 	case spec.Group == "scripting":
 		return spec.Keys(args), false
 	}
 	return spec.Keys(args), keyspaceWide(spec, args)
+}
+
+// execKeys returns the keys whose locks EXEC of queued takes (every lock
+// with all): the queued commands' and cl's watched keys of its namespace,
+// for watchBroken's reads (none beside a role change, which takes no key
+// lock).
+func execKeys(cl *Client, queued []queuedCommand) (keys [][]byte, all bool) {
+	keys, all = transactionKeys(queued)
+	if all || changesRole(queued) {
+		return keys, all
+	}
+	for _, wk := range cl.watched {
+		if wk.ns == cl.Namespace {
+			keys = append(keys, wk.key)
+		}
+	}
+	return keys, all
 }
 
 // transactionKeys returns the keys whose locks the queued commands need,
