@@ -169,7 +169,7 @@ func (e *Engine) beginMembers(repr []byte) uint64 {
 // cacheMembers brings the member cache up to the batch repr, applied,
 // and ends the marks of beginMembers (mask); the caller holds commitMu.
 func (e *Engine) cacheMembers(repr []byte, mask uint64) {
-	if e.members == nil {
+	if mask == 0 { // no member record (a string's commit): nothing to do
 		return
 	}
 	defer e.members.endWrites(mask)
