@@ -247,14 +247,12 @@ func zaddCommand(c *Ctx, flags, at int, cmd storage.Command) {
 		return
 	}
 	scores := make([]float64, rest/2)
-	longest := 0
 	for i := range scores {
 		var ok bool
 		if scores[i], ok = parseScore(c.Args[at+2*i]); !ok {
 			c.W.Error(errNotFloat)
 			return
 		}
-		longest = max(longest, len(c.Args[at+2*i+1]))
 	}
 	key := c.Args[1]
 	k, m, unlock, ok := c.lockedOf(key, storage.TypeZSet)
@@ -270,9 +268,11 @@ func zaddCommand(c *Ctx, flags, at int, cmd storage.Command) {
 		}
 		return
 	}
-	// Redis picks a new set's encoding for the pairs given, and converts a
-	// listpack that would not hold as many.
-	if !k.live && !c.zsetListpack(uint64(len(scores)), longest) || k.live && !c.zsetListpack(uint64(len(scores)), 0) {
+	// Redis 7.0 makes a new set a listpack unless that can hold no member
+	// or the first pair's member is too long for one, and converts a
+	// listpack only as a member joins that it cannot hold (zedit.set). A
+	// score of -0 that joins a listpack is 0 for good.
+	if !k.live && !c.zsetListpack(1, len(c.Args[at+1])) {
 		m.Flags |= storage.FlagHashTable
 	}
 	e := c.newZEdit(&k, m)
