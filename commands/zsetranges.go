@@ -385,10 +385,29 @@ func zrangeCommand(c *Ctx, at int, kind zrangeKind, rev bool, dst []byte) {
 		}
 	}
 	if dst != nil {
+		c.zeroListpackPrefix(out)
 		c.zstore(dst, out, storage.CmdZRangeStore, notify.CodeZRangeStore)
 		return
 	}
 	c.replyEntries(out, withScores, c.Client.Proto() >= 3)
+}
+
+// zeroListpackPrefix makes 0 the scores of -0 that Redis's ZRANGESTORE
+// would put into a listpack: it starts the new set as one when the range
+// fits one by count, and adds the members in order, converting it at the
+// first member too long for it; a -0 added before that is 0 for good.
+func (c *Ctx) zeroListpackPrefix(es []zentry) {
+	if !c.zsetListpack(uint64(len(es)), 0) {
+		return
+	}
+	for i := range es {
+		if !c.zsetListpack(1, len(es[i].member)) {
+			return
+		}
+		if es[i].score == 0 {
+			es[i].score = 0 // -0 as well
+		}
+	}
 }
 
 // zstore replaces dst (locked) with a sorted set of es, publishing code,
