@@ -40,7 +40,7 @@ test-unit:
 	$(GO) test -race -count=1 -timeout 300s $(UNIT_PKGS)
 
 test-e2e:
-	CAIRN_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 420s ./tests/...
+	CAIRN_BIN=$(CURDIR)/$(BIN) CAIRN_TEST_PORTS=20000-25999 $(GO) test -count=1 -timeout 420s ./tests/...
 
 # test-e2e-race runs the end-to-end tests again against a server built with
 # the race detector: a race stops that server (the test then fails) and its
@@ -66,7 +66,7 @@ RACE_LOGS := $(CURDIR)/bin/race-logs
 test-e2e-race:
 	$(GO) build -race -o bin/cairn-race ./cmd/cairn
 	rm -rf $(RACE_LOGS) && mkdir -p $(RACE_LOGS)
-	@status=0; GORACE="halt_on_error=1 log_path=$(RACE_LOGS)/cairn" CAIRN_BIN=$(CURDIR)/bin/cairn-race \
+	@status=0; GORACE="halt_on_error=1 log_path=$(RACE_LOGS)/cairn" CAIRN_BIN=$(CURDIR)/bin/cairn-race CAIRN_TEST_PORTS=26000-31999 \
 		CAIRN_DIFF_N=6000 CAIRN_EVENTS_N=1000 CAIRN_LARGE_N=300 \
 		$(GO) test -count=1 -timeout 420s -skip '^TestSentinelFailover$$|^TestHugeValues$$|^TestLargeValueFaultsKill9$$|^TestReplicationPrimaryRestart$$|^TestDifferential(StringsAndKeys|Events)$$/^script$$|^TestScripts$$/^hll$$' ./tests/... || status=$$?; \
 	if ls $(RACE_LOGS)/cairn.* >/dev/null 2>&1; then echo "data races in bin/cairn-race:"; cat $(RACE_LOGS)/cairn.*; exit 1; fi; \

@@ -56,15 +56,59 @@ func envInt(t testing.TB, name string, def int64) int64 {
 	return n
 }
 
+// testPorts hands out the ports of $CAIRN_TEST_PORTS ("low-high") one
+// after another. The Makefile gives its plain and race passes disjoint
+// ranges below the kernel's ephemeral ports (32768-60999 on Linux), so
+// that neither another test run nor an outgoing connection's source port
+// takes a port between freePort and the server's bind, or while a server
+// restarts on it. Unset, the kernel picks.
+var testPorts struct {
+	sync.Mutex
+	once      sync.Once
+	next, end int // end 0: the kernel picks
+	err       error
+}
+
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	p := &testPorts
+	p.Lock()
+	defer p.Unlock()
+	p.once.Do(func() {
+		v := os.Getenv("CAIRN_TEST_PORTS")
+		if v == "" {
+			return
+		}
+		lo, hi, ok := strings.Cut(v, "-")
+		low, err1 := strconv.Atoi(lo)
+		high, err2 := strconv.Atoi(hi)
+		if !ok || err1 != nil || err2 != nil || low < 1024 || high > 65535 || low > high {
+			p.err = fmt.Errorf("CAIRN_TEST_PORTS: %q is not a range low-high of ports from 1024 to 65535", v)
+			return
+		}
+		p.next, p.end = low, high
+	})
+	if p.err != nil {
+		t.Fatal(p.err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	if p.end == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	for ; p.next <= p.end; p.next++ {
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.next)); err == nil {
+			l.Close()
+			p.next++
+			return p.next - 1
+		}
+	}
+	t.Fatalf("freePort: every port of CAIRN_TEST_PORTS=%s is used", os.Getenv("CAIRN_TEST_PORTS"))
+	return 0
 }
 
 // syncBuffer is a goroutine-safe log sink.
