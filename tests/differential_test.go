@@ -435,7 +435,9 @@ func (r *diffRunner) runOne(args []string) {
 				r.fail(args, cr, rr, "DBSIZE differs after 5s of expiry cycles")
 			}
 		} else if why := diffCompare(kind, diffParse(cr), diffParse(rr)); why != "" {
-			r.fail(args, cr, rr, why)
+			if rr2, retried := r.retrySortErrno(args, cr, rr); !retried || rr2 != cr {
+				r.fail(args, cr, rr2, why)
+			}
 		}
 	}
 	if kind == diffRandomKey {
@@ -675,6 +677,30 @@ func (r *diffRunner) runTransaction(cmds [][]string) {
 	r.remember(exec, cr, rr)
 	r.count()
 	finished = true
+}
+
+// retrySortErrno sends args again to redis-server when it failed a
+// numeric SORT (reply rr) that cairn answered (cr), after resetting its
+// errno, and returns the second reply. redis-server 7.0's SORT tests errno
+// for ERANGE after strtod without resetting it first, so a number out of
+// range parsed by an earlier command (INCRBYFLOAT of "1e5000", a SCAN
+// cursor beyond 64 bits) fails its SORTs until a command resets errno, as
+// ZADD does before parsing its scores. The retry counts differently on
+// the two servers, so it resets both servers' INFO counters.
+func (r *diffRunner) retrySortErrno(args []string, cr, rr string) (string, bool) {
+	if !strings.HasPrefix(rr, "-ERR One or more scores can't be converted into double") || strings.HasPrefix(cr, "-") {
+		return rr, false
+	}
+	if got := r.redis.Do("zadd", "errno:reset", "xx", "1", "m"); got != ":0\r\n" {
+		r.fail(args, cr, got, "resetting redis-server's errno (ZADD errno:reset XX 1 m)")
+	}
+	rr = r.redis.Do(args...)
+	for _, c := range []*RawConn{r.cairn, r.redis} {
+		if got := c.Do("config", "resetstat"); got != "+OK\r\n" {
+			r.fail(args, cr, got, "CONFIG RESETSTAT")
+		}
+	}
+	return rr, true
 }
 
 // setPhase starts a phase: testdata, random or final.
