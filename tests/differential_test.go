@@ -150,11 +150,11 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 	}
 	// The INFO counters compareStats compares start from zero on both,
 	// whatever the setup sent (only Cairn's admin may reset a namespace's).
-	resetter := r.cairn
+	r.resetter = r.cairn
 	if admin != nil {
-		resetter = admin
+		r.resetter = admin
 	}
-	for _, c := range []*RawConn{resetter, r.redis} {
+	for _, c := range []*RawConn{r.resetter, r.redis} {
 		if got := c.Do("config", "resetstat"); got != "+OK\r\n" {
 			t.Fatalf("CONFIG RESETSTAT: %q", got)
 		}
@@ -183,7 +183,7 @@ func diffRunStream(t *testing.T, st diffStream, seed int64, n int) {
 	}
 	r.compareKeyspace()
 	// No write of the stream left a long value's chunk behind.
-	if got := resetter.Do("debug", "check-values"); !strings.HasPrefix(got, ":") {
+	if got := r.resetter.Do("debug", "check-values"); !strings.HasPrefix(got, ":") {
 		t.Errorf("DEBUG CHECK-VALUES after the stream: %q", got)
 	}
 	if st.namespace {
@@ -263,6 +263,7 @@ type diffRunner struct {
 	stream       diffStream
 	phase        string
 	cairn, redis *RawConn
+	resetter     *RawConn // may CONFIG RESETSTAT cairn's counters of r.cairn's namespace
 	cairnNode    *Node
 	index        int // of the next command within its phase
 	compared     int // commands whose replies were compared
@@ -695,7 +696,7 @@ func (r *diffRunner) retrySortErrno(args []string, cr, rr string) (string, bool)
 		r.fail(args, cr, got, "resetting redis-server's errno (ZADD errno:reset XX 1 m)")
 	}
 	rr = r.redis.Do(args...)
-	for _, c := range []*RawConn{r.cairn, r.redis} {
+	for _, c := range []*RawConn{r.resetter, r.redis} {
 		if got := c.Do("config", "resetstat"); got != "+OK\r\n" {
 			r.fail(args, cr, got, "CONFIG RESETSTAT")
 		}
