@@ -158,8 +158,9 @@ func zsetOperation(c *Ctx, op setOp, dst []byte) {
 	}
 }
 
-// zaggregate combines score s into the result r as agg says; a sum of
-// opposite infinities is 0, as in Redis.
+// zaggregate combines score s into the result r as agg says, as Redis
+// does: a sum that is NaN (opposite infinities, or an s that is NaN) is
+// 0, and MIN and MAX keep r when s is NaN or equal to it.
 func zaggregate(r *float64, s float64, agg int) {
 	switch agg {
 	case aggSum:
@@ -167,9 +168,13 @@ func zaggregate(r *float64, s float64, agg int) {
 			*r = 0
 		}
 	case aggMin:
-		*r = min(*r, s)
+		if s < *r { // not a NaN, and -0 does not replace 0, as in Redis
+			*r = s
+		}
 	case aggMax:
-		*r = max(*r, s)
+		if s > *r {
+			*r = s
+		}
 	}
 }
 
@@ -263,11 +268,14 @@ func (c *Ctx) zinter(in []zinput, agg int, limit int64) ([]zentry, bool) {
 	var out []zentry
 	var failed bool
 	if !c.zinputEntries(&in[0], func(member []byte, s float64) bool {
+		// As in Redis, only the first input's product that is NaN (0
+		// times an infinity) counts as 0; the others reach zaggregate as
+		// NaN, which makes a SUM 0 and leaves MIN and MAX as they were.
 		score := weighted(s, in[0].weight)
 		for j := 1; j < len(in); j++ {
 			x := &in[j]
 			if x.k.live && in[0].k.live && x.k.m.Version == in[0].k.m.Version && x.k.m.Type == in[0].k.m.Type {
-				zaggregate(&score, weighted(s, x.weight), agg) // the same key again
+				zaggregate(&score, s*x.weight, agg) // the same key again
 				continue
 			}
 			xs, found, ok := c.zinputScore(x, member)
@@ -278,7 +286,7 @@ func (c *Ctx) zinter(in []zinput, agg int, limit int64) ([]zentry, bool) {
 			if !found {
 				return true
 			}
-			zaggregate(&score, weighted(xs, x.weight), agg)
+			zaggregate(&score, xs*x.weight, agg)
 		}
 		out = append(out, zentry{bytes.Clone(member), score})
 		return limit == 0 || int64(len(out)) < limit
