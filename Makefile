@@ -46,7 +46,8 @@ test-e2e:
 # the race detector: a race stops that server (the test then fails) and its
 # report is printed here. To keep `make test` under ten minutes on two
 # cores, the differentials send fewer random commands than in test-e2e
-# (strings 6,000 of 40,000, events 1,000 of 3,000, large edits 300 of 600)
+# (strings 6,000 of 40,000, events 1,000 of 3,000, large edits 300 of 600;
+# TestPubSubNoLeakAfterManyCycles 2,000 connections of 10,000)
 # and TestSentinelFailover, 20 s of Sentinel's timers whose server paths
 # TestRoleChangeBesideKeys and transactions.txt also run, is left to
 # test-e2e, as are the differentials' script streams (the TestScript*
@@ -67,7 +68,7 @@ test-e2e-race:
 	$(GO) build -race -o bin/cairn-race ./cmd/cairn
 	rm -rf $(RACE_LOGS) && mkdir -p $(RACE_LOGS)
 	@status=0; GORACE="halt_on_error=1 log_path=$(RACE_LOGS)/cairn" CAIRN_BIN=$(CURDIR)/bin/cairn-race CAIRN_TEST_PORTS=26000-31999 \
-		CAIRN_DIFF_N=6000 CAIRN_EVENTS_N=1000 CAIRN_LARGE_N=300 \
+		CAIRN_DIFF_N=6000 CAIRN_EVENTS_N=1000 CAIRN_LARGE_N=300 CAIRN_PUBSUB_CYCLES=2000 \
 		$(GO) test -count=1 -timeout 420s -skip '^TestSentinelFailover$$|^TestHugeValues$$|^TestLargeValueFaultsKill9$$|^TestReplicationPrimaryRestart$$|^TestDifferential(StringsAndKeys|Events)$$/^script$$|^TestScripts$$/^hll$$' ./tests/... || status=$$?; \
 	if ls $(RACE_LOGS)/cairn.* >/dev/null 2>&1; then echo "data races in bin/cairn-race:"; cat $(RACE_LOGS)/cairn.*; exit 1; fi; \
 	exit $$status

@@ -1054,17 +1054,18 @@ func TestReplicationStalledReplicaDropped(t *testing.T) {
 // A replica that was away while retention removed the entries it needs
 // comes back by a full sync.
 func TestReplicationTrimmedLogForcesFullSync(t *testing.T) {
-	p := StartCairn(t, "--repl-log-max-bytes", "1mb")
+	// Segments of 256 KB (a test-only knob; 64 MB by default) and 1 MB
+	// kept: 3 MB of writes trim the log past the replica's offset.
+	p := StartCairnEnv(t, []string{"CAIRN_DEBUG_FAULTS=1", "CAIRN_DEBUG_REPL_SEGMENT_BYTES=262144"}, "--repl-log-max-bytes", "1mb")
 	r := startReplica(t, p)
 	pc := p.Client()
 	cx := ctx(t)
 	writeMix(t, pc, "a", 100)
 	waitCaughtUp(t, pc, r.Client())
 	r.Stop()
-	// Segments are 64 MB: write past two of them.
-	big := strings.Repeat("y", 1<<20)
+	big := strings.Repeat("y", 100<<10)
 	pipe := pc.Pipeline()
-	for i := 0; i < 140; i++ {
+	for i := 0; i < 30; i++ {
 		pipe.Set(cx, fmt.Sprintf("big:%d", i%10), fmt.Sprint(i)+big, 0)
 		if i%10 == 9 {
 			if _, err := pipe.Exec(cx); err != nil {

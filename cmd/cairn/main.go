@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -116,11 +117,12 @@ func run() int {
 	}
 	store.SetWriteObserver(env.Clients)
 	replLog, err := replication.OpenLog(replication.LogOptions{
-		Dir:         filepath.Join(dir, "replication-log"),
-		RetainBytes: cfg.Bytes("repl-log-max-bytes"),
-		RetainAge:   time.Duration(cfg.Int("repl-log-max-age")) * time.Second,
-		MemoryBytes: 16 << 20,
-		Logger:      log.Named("replication-log"),
+		Dir:          filepath.Join(dir, "replication-log"),
+		RetainBytes:  cfg.Bytes("repl-log-max-bytes"),
+		RetainAge:    time.Duration(cfg.Int("repl-log-max-age")) * time.Second,
+		MemoryBytes:  16 << 20,
+		SegmentBytes: debugSegmentBytes(log),
+		Logger:       log.Named("replication-log"),
 	})
 	if err != nil {
 		log.Error("cannot open the replication log", "error", err)
@@ -303,4 +305,22 @@ func prepareShutdown(env *commands.Env, cfg *config.Config, sig os.Signal, sigs 
 			env.HurryShutdown()
 		}
 	}
+}
+
+// debugSegmentBytes returns the replication log's segment size that a
+// test asks for with CAIRN_DEBUG_REPL_SEGMENT_BYTES (with
+// CAIRN_DEBUG_FAULTS=1), so that trimming the log takes a few megabytes
+// of writes rather than hundreds; otherwise 0, the log's default.
+func debugSegmentBytes(log hclog.Logger) int64 {
+	v := os.Getenv("CAIRN_DEBUG_REPL_SEGMENT_BYTES")
+	if v == "" || os.Getenv("CAIRN_DEBUG_FAULTS") != "1" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		log.Warn("ignoring CAIRN_DEBUG_REPL_SEGMENT_BYTES: not a positive number", "value", v)
+		return 0
+	}
+	log.Warn("test-only replication log segments", "bytes", n)
+	return n
 }
