@@ -98,9 +98,11 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, errDebugDisabled)
 		return nil
 	}
-	if spec.Flags&FlagAllowBusy == 0 && e.busyScript(cl) {
-		reject(spec, errBusyScript)
-		return nil
+	if spec.Flags&FlagAllowBusy == 0 {
+		if busy := e.busyScript(cl); busy != "" {
+			reject(spec, busy)
+			return nil
+		}
 	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
 		reject(spec, "ERR Command not allowed inside a transaction")
@@ -145,8 +147,9 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if cl.group == nil && spec.Flags&FlagAllowBusy == 0 && e.scripts.pending.Load() > 0 {
-		if keys, all := lockedKeys(cl, spec, args); !e.awaitScripts(cl, keys, all) {
-			reject(spec, errBusyScript)
+		keys, all := lockedKeys(cl, spec, args)
+		if busy := e.awaitScripts(cl, keys, all); busy != "" {
+			reject(spec, busy)
 			return nil
 		}
 	}

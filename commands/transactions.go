@@ -207,7 +207,7 @@ func changesRole(queued []queuedCommand) bool {
 // queuesScript reports whether the queue holds EVAL or one of its forms.
 func queuesScript(queued []queuedCommand) bool {
 	for _, q := range queued {
-		if q.spec.Group == "scripting" && q.spec.Name != "script" {
+		if q.spec.Group == "scripting" && q.spec.Name != "script" && q.spec.Name != "function" {
 			return true
 		}
 	}
@@ -603,7 +603,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	for _, args := range reqs {
 		keys = append(keys, Lookup(args[0]).Keys(args)...)
 	}
-	if !e.awaitScripts(cl, keys, false) {
+	if e.awaitScripts(cl, keys, false) != "" {
 		// A script ran too long holding one of the locks: each
 		// command gets BUSY, as it would alone.
 		e.pause.leave(cl)

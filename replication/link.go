@@ -440,7 +440,13 @@ func (l *link) applyFrame(p []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: short batch frame", ErrCorruptStream)
 	}
 	off, batch := binary.BigEndian.Uint64(p), p[8:]
-	if err := l.n.opts.Store.ApplyReplicated(off, batch, func() { l.publish(batch) }); err != nil {
+	onApply := l.n.onApply.Load()
+	if err := l.n.opts.Store.ApplyReplicated(off, batch, func() {
+		l.publish(batch)
+		if onApply != nil {
+			(*onApply)(batch)
+		}
+	}); err != nil {
 		return 0, fmt.Errorf("apply offset %d: %w", off, err)
 	}
 	return off, nil

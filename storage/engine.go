@@ -614,6 +614,20 @@ func (e *Engine) Namespaces() map[string]string {
 	return out
 }
 
+// Libraries calls fn with the name and code of each function library
+// stored, in name order. The code is only valid during the call.
+func (e *Engine) Libraries(fn func(name string, code []byte)) error {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	if err := e.scanPrefixLocked(keyLibraryPfx, func(k, v []byte) bool {
+		fn(string(k[len(keyLibraryPfx):]), v)
+		return true
+	}); err != nil {
+		return fmt.Errorf("storage: read function libraries: %w", err)
+	}
+	return nil
+}
+
 // getLocked is get for a caller that holds dbMu (or owns the engine).
 func (e *Engine) getLocked(k []byte) ([]byte, error) { return e.appendLocked(nil, k) }
 

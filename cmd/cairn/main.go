@@ -165,8 +165,23 @@ func run() int {
 		store.Close()
 		return 1
 	}
+	if n, err := env.LoadFunctions(); err != nil {
+		log.Error("cannot load the function libraries", "error", err)
+		store.Close()
+		return 1
+	} else {
+		log.Info("loaded function libraries", "libraries", n)
+	}
 	srv := server.New(env)
-	node.SetFullSyncHook(srv.DisconnectKeyspaceSubscribers)
+	node.SetApplyHook(env.ObserveReplicated)
+	node.SetFullSyncHook(func() {
+		srv.DisconnectKeyspaceSubscribers()
+		if n, err := env.LoadFunctions(); err != nil {
+			log.Error("cannot load the function libraries after a full sync", "error", err)
+		} else {
+			log.Info("loaded function libraries after a full sync", "libraries", n)
+		}
+	})
 	if host, port, ok := cfg.Master(); ok {
 		node.ReplicaOf(host, port)
 	}
