@@ -117,7 +117,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if e.isReplica() {
-		if spec.Flags&FlagWrite != 0 {
+		if spec.Flags&FlagWrite != 0 || e.functionMayWrite(spec, args) {
 			reject(spec, errReadOnly)
 			return nil
 		}

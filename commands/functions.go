@@ -65,11 +65,13 @@ type functionRegistry struct {
 	funcs  map[string]*scripting.Function
 }
 
-// function returns the function called name, or nil.
+// function returns the function called name, in any case (Redis's
+// function names are case-insensitive, its library names are not), or
+// nil.
 func (r *functionRegistry) function(name string) *scripting.Function {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.funcs[name]
+	return r.funcs[strings.ToLower(name)]
 }
 
 // libraries returns the libraries by name; the map is the caller's.
@@ -95,7 +97,7 @@ func (r *functionRegistry) install(libs map[string]*scripting.Library) {
 	funcs := map[string]*scripting.Function{}
 	for _, l := range libs {
 		for n, f := range l.Functions {
-			funcs[n] = f
+			funcs[strings.ToLower(n)] = f
 		}
 	}
 	r.mu.Lock()
@@ -104,16 +106,19 @@ func (r *functionRegistry) install(libs map[string]*scripting.Library) {
 }
 
 // collision returns the name of a function of lib that another library of
-// libs than lib's name has too, or "".
+// libs than lib's name has too, in any case, or "".
 func collision(libs map[string]*scripting.Library, lib *scripting.Library) string {
+	taken := map[string]bool{}
+	for _, other := range libs {
+		if other.Name != lib.Name {
+			for n := range other.Functions {
+				taken[strings.ToLower(n)] = true
+			}
+		}
+	}
 	for _, name := range lib.FunctionNames() {
-		for _, other := range libs {
-			if other.Name == lib.Name {
-				continue
-			}
-			if _, ok := other.Functions[name]; ok {
-				return name
-			}
+		if taken[strings.ToLower(name)] {
+			return name
 		}
 	}
 	return ""
@@ -228,6 +233,17 @@ func fcall(c *Ctx, readOnly bool) {
 	}
 	keys, argv := c.Args[3:3+numKeys], c.Args[3+numKeys:]
 	runProgram(c, scriptProgram{fn: f}, keys, argv, readOnly)
+}
+
+// functionMayWrite reports whether args call a function (FCALL, FCALL_RO)
+// without the no-writes flag: Redis counts such a call as a write when
+// it checks a command, and a replica refuses it before it runs.
+func (e *Env) functionMayWrite(spec *Spec, args [][]byte) bool {
+	if spec.Name != "fcall" && spec.Name != "fcall_ro" || len(args) < 2 {
+		return false
+	}
+	f := e.functions.function(string(args[1]))
+	return f != nil && f.Flags&scripting.FlagNoWrites == 0
 }
 
 func cmdFunctionLoad(c *Ctx) {
@@ -458,7 +474,7 @@ func cmdFunctionList(c *Ctx) {
 			}
 			c.W.Set(len(flags))
 			for _, fl := range flags {
-				c.W.BulkString(fl)
+				c.W.SimpleString(fl)
 			}
 		}
 		if withCode {
