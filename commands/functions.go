@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -147,20 +148,25 @@ func (c *Ctx) commitLibraries(cur, next map[string]*scripting.Library) bool {
 
 // LoadFunctions loads the function libraries storage holds into the
 // registry, in place of those it had, and returns how many it loaded. A
-// library that does not load is logged and left out. The server calls
+// library whose code did not change stays as it was (its functions keep
+// their Lua state); one that does not load is logged and left out. The server calls
 // it at start-up and a replica after a full sync and after applying a
 // batch of FUNCTION commands.
 func (e *Env) LoadFunctions() (int, error) {
 	r := &e.functions
 	r.change.Lock()
 	defer r.change.Unlock()
+	cur := r.libraries()
 	libs := map[string]*scripting.Library{}
-	var bad []string
 	err := e.Store.Libraries(func(name string, code []byte) {
+		if old := cur[name]; old != nil && bytes.Equal(old.Code, code) {
+			// Unchanged: its functions keep their Lua state.
+			libs[name] = old
+			return
+		}
 		lib, err := scripting.LoadLibrary(code)
 		if err != nil {
 			e.Log.Warn("cannot load a stored function library", "library", name, "error", err)
-			bad = append(bad, name)
 			return
 		}
 		if f := collision(libs, lib); f != "" {
