@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/cairnkv/cairn/scripting"
 	"strings"
 	"time"
 
@@ -117,11 +118,13 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if e.isReplica() {
-		if spec.Flags&FlagWrite != 0 || e.functionMayWrite(spec, args) {
+		fnFlags, isFn := e.calledFunction(spec, args)
+		if spec.Flags&FlagWrite != 0 || isFn && fnFlags&scripting.FlagNoWrites == 0 {
 			reject(spec, errReadOnly)
 			return nil
 		}
-		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
+		stale := spec.Flags&FlagStale != 0 && (!isFn || fnFlags&scripting.FlagAllowStale != 0)
+		if !stale && !e.Config.Bool("slave-serve-stale-data") {
 			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
 				reject(spec, errMasterDown)
 				return nil

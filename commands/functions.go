@@ -93,6 +93,17 @@ func (r *functionRegistry) sorted() []*scripting.Library {
 	return out
 }
 
+// stats returns the number of libraries and functions and the size of
+// the libraries' code (INFO memory).
+func (r *functionRegistry) stats() (libs, funcs int, code int64) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, l := range r.libs {
+		code += int64(len(l.Code))
+	}
+	return len(r.libs), len(r.funcs), code
+}
+
 // install makes libs the registry's libraries.
 func (r *functionRegistry) install(libs map[string]*scripting.Library) {
 	funcs := map[string]*scripting.Function{}
@@ -241,15 +252,19 @@ func fcall(c *Ctx, readOnly bool) {
 	runProgram(c, scriptProgram{fn: f}, keys, argv, readOnly)
 }
 
-// functionMayWrite reports whether args call a function (FCALL, FCALL_RO)
-// without the no-writes flag: Redis counts such a call as a write when
-// it checks a command, and a replica refuses it before it runs.
-func (e *Env) functionMayWrite(spec *Spec, args [][]byte) bool {
+// calledFunction returns the flags of the function args call (FCALL,
+// FCALL_RO) and whether they call one that exists. Redis derives the
+// command's flags from the function's when it checks a command: one
+// without no-writes is a write, one without allow-stale is refused by a
+// stale replica, before it runs.
+func (e *Env) calledFunction(spec *Spec, args [][]byte) (int, bool) {
 	if spec.Name != "fcall" && spec.Name != "fcall_ro" || len(args) < 2 {
-		return false
+		return 0, false
 	}
-	f := e.functions.function(string(args[1]))
-	return f != nil && f.Flags&scripting.FlagNoWrites == 0
+	if f := e.functions.function(string(args[1])); f != nil {
+		return f.Flags, true
+	}
+	return 0, false
 }
 
 func cmdFunctionLoad(c *Ctx) {
