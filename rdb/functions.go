@@ -21,7 +21,8 @@ func (e FunctionError) Error() string { return string(e) }
 
 // EncodeFunctions returns the FUNCTION DUMP payload of libraries' codes:
 // each as opcode 245 and an RDB string, then the RDB version and the
-// checksum, as Redis 7.0 writes it (uncompressed).
+// checksum, as Redis 7.0 writes it (codes LZF-compressed where Redis's
+// rdbcompression would compress them).
 func EncodeFunctions(codes [][]byte) []byte {
 	n := 10
 	for _, c := range codes {
@@ -30,8 +31,7 @@ func EncodeFunctions(codes [][]byte) []byte {
 	out := make([]byte, 0, n)
 	for _, c := range codes {
 		out = append(out, opcodeFunction2)
-		out = appendLen(out, uint64(len(c)))
-		out = append(out, c...)
+		out = appendCompressedString(out, c)
 	}
 	return appendFooter(out)
 }
