@@ -14,7 +14,7 @@ const (
 
 // lzfHash is liblzf's slot of the three bytes whose running value is h.
 func lzfHash(h uint32) uint32 {
-	return ((h ^ h<<5) >> (3*8 - lzfHashLog) - h*5) & (1<<lzfHashLog - 1)
+	return ((h^h<<5)>>(3*8-lzfHashLog) - h*5) & (1<<lzfHashLog - 1)
 }
 
 // lzfCompress compresses in into at most outLen bytes and returns them,
