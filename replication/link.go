@@ -440,13 +440,7 @@ func (l *link) applyFrame(p []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: short batch frame", ErrCorruptStream)
 	}
 	off, batch := binary.BigEndian.Uint64(p), p[8:]
-	onApply := l.n.onApply.Load()
-	if err := l.n.opts.Store.ApplyReplicated(off, batch, func() {
-		l.publish(batch)
-		if onApply != nil {
-			(*onApply)(batch)
-		}
-	}); err != nil {
+	if err := l.n.opts.Store.ApplyReplicated(off, batch, func() { l.publish(batch) }); err != nil {
 		return 0, fmt.Errorf("apply offset %d: %w", off, err)
 	}
 	return off, nil

@@ -64,8 +64,6 @@ type Node struct {
 	feeders      map[*feeder]struct{}
 	acks         chan struct{} // closed (and replaced) when a replica acknowledges or leaves
 
-	onApply atomic.Pointer[func(batch []byte)] // SetApplyHook
-
 	// Counters for INFO stats.
 	SyncFull, SyncPartialOK, SyncPartialErr atomic.Int64
 }
@@ -467,12 +465,6 @@ func (n *Node) SetFullSyncHook(fn func()) {
 	n.opts.OnFullSync = fn
 	n.mu.Unlock()
 }
-
-// SetApplyHook sets the function a replica runs after it applied a
-// batch from its primary, with the batch's bytes (valid during the call
-// only): the server rebuilds there what it keeps in memory of records
-// the batch may hold (the function libraries).
-func (n *Node) SetApplyHook(fn func(batch []byte)) { n.onApply.Store(&fn) }
 
 // adoptID is called by the link when the primary names its id: after a
 // full sync (full: the data no longer continues any earlier history, so

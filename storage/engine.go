@@ -140,6 +140,9 @@ type Engine struct {
 	scratch  []byte     // record bytes being built; guarded by commitMu
 	pending  []nsCount  // the key counts a commit leaves; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
+	// libObserver hears of the function libraries replicated batches
+	// change (SetLibraryObserver); guarded by commitMu.
+	libObserver func([]LibraryChange)
 	fault    func(*Batch) error
 	observer WriteObserver // guarded by commitMu
 
@@ -470,6 +473,24 @@ func (e *Engine) Close() error {
 
 // SetSync changes whether commits wait for their WAL fsync.
 func (e *Engine) SetSync(on bool) { e.sync.Store(on) }
+
+// LibraryChange is a function library a replicated batch stores (Code)
+// or deletes.
+type LibraryChange struct {
+	Name    string
+	Code    []byte
+	Deleted bool
+}
+
+// SetLibraryObserver installs the function ApplyReplicated calls, inside
+// its critical section, with the library changes of a batch it applied,
+// before the batch's offset is visible; nil removes it. It must not
+// commit or read through the engine.
+func (e *Engine) SetLibraryObserver(fn func([]LibraryChange)) {
+	e.commitMu.Lock()
+	e.libObserver = fn
+	e.commitMu.Unlock()
+}
 
 // SetCommitHook installs the post-commit hook; nil removes it.
 func (e *Engine) SetCommitHook(h CommitHook) {
