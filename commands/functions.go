@@ -193,26 +193,35 @@ func (e *Env) LoadFunctions() (int, error) {
 	return len(libs), nil
 }
 
-// ObserveReplicated is the replica's hook for a batch it applied: a batch
-// of FUNCTION commands makes it reload its libraries from storage.
-func (e *Env) ObserveReplicated(batch []byte) {
-	var first []byte
-	_ = storage.ReadBatch(batch, func(r storage.Record) {
-		if first == nil && r.Kind == storage.RecordLogData {
-			first = r.Key
+// ApplyLibraryChanges brings the registry up to the library changes of a
+// batch a replica applied (storage's library observer): it compiles the
+// libraries stored and forgets the deleted ones. It runs in the commit's
+// critical section, before the batch's offset shows, so a client that
+// sees the offset sees the libraries; it must not commit or read
+// storage. A library that does not load is logged and left out.
+func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange) {
+	r := &e.functions
+	next := r.libraries()
+	if next == nil {
+		next = map[string]*scripting.Library{}
+	}
+	for _, ch := range changes {
+		if ch.Deleted {
+			delete(next, ch.Name)
+			continue
 		}
-	})
-	if first == nil {
-		return
+		if old := next[ch.Name]; old != nil && bytes.Equal(old.Code, ch.Code) {
+			continue
+		}
+		lib, err := scripting.LoadLibrary(ch.Code)
+		if err != nil {
+			e.Log.Warn("cannot load a replicated function library", "library", ch.Name, "error", err)
+			delete(next, ch.Name)
+			continue
+		}
+		next[ch.Name] = lib
 	}
-	if l, err := storage.DecodeLogData(first); err != nil || l.Cmd != storage.CmdFunction {
-		return
-	}
-	if n, err := e.LoadFunctions(); err != nil {
-		e.Log.Error("cannot reload the function libraries", "error", err)
-	} else {
-		e.Log.Debug("reloaded the function libraries", "libraries", n)
-	}
+	r.install(next)
 }
 
 // fcall runs FCALL and FCALL_RO: the function runs as a script does (see

@@ -305,14 +305,20 @@ func runProgram(c *Ctx, p scriptProgram, keys, argv [][]byte, readOnly bool) {
 		}
 		return
 	}
-	if !evalLocked(c, p, keys, argv, readOnly, false) {
-		c.Env.Stats.ScriptReruns.Add(1)
-		if busy := c.Env.awaitScripts(c.Client, nil, true); busy != "" {
-			c.W.Error(busy)
+	// A function with upvalues may change its library's state before it
+	// is abandoned: it runs under every lock from the start, as Redis
+	// runs it alone, so that nothing runs twice.
+	if p.fn == nil || p.fn.Stateless() {
+		if evalLocked(c, p, keys, argv, readOnly, false) {
 			return
 		}
-		evalLocked(c, p, keys, argv, readOnly, true)
+		c.Env.Stats.ScriptReruns.Add(1)
 	}
+	if busy := c.Env.awaitScripts(c.Client, nil, true); busy != "" {
+		c.W.Error(busy)
+		return
+	}
+	evalLocked(c, p, keys, argv, readOnly, true)
 }
 
 // evalLocked runs s under the locks of its keys (all: of every key) in a

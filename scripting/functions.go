@@ -411,6 +411,11 @@ func parseFlags(t *lua.LTable) (int, bool) {
 	return flags, ok
 }
 
+// Stateless reports whether the function's callback has no upvalues: it
+// then keeps no state between calls (globals are read-only), and a call
+// abandoned half-way and run again changes nothing twice.
+func (f *Function) Stateless() bool { return len(f.fn.Upvalues) == 0 }
+
 // errNoState is returned by Execute for a function of a library that
 // was never loaded.
 var errNoState = errors.New("scripting: the library has no Lua state")

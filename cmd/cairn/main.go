@@ -165,15 +165,15 @@ func run() int {
 		store.Close()
 		return 1
 	}
-	if n, err := env.LoadFunctions(); err != nil {
+	nlibs, err := env.LoadFunctions()
+	if err != nil {
 		log.Error("cannot load the function libraries", "error", err)
 		store.Close()
 		return 1
-	} else {
-		log.Info("loaded function libraries", "libraries", n)
 	}
+	log.Info("loaded function libraries", "libraries", nlibs)
+	store.SetLibraryObserver(env.ApplyLibraryChanges)
 	srv := server.New(env)
-	node.SetApplyHook(env.ObserveReplicated)
 	node.SetFullSyncHook(func() {
 		srv.DisconnectKeyspaceSubscribers()
 		if n, err := env.LoadFunctions(); err != nil {
