@@ -143,8 +143,8 @@ type Engine struct {
 	// libObserver hears of the function libraries replicated batches
 	// change (SetLibraryObserver); guarded by commitMu.
 	libObserver func([]LibraryChange)
-	fault    func(*Batch) error
-	observer WriteObserver // guarded by commitMu
+	fault       func(*Batch) error
+	observer    WriteObserver // guarded by commitMu
 
 	// epoch is when the engine opened, and lastApply, lastPause and
 	// lastYield when (since epoch) it last applied a batch and background
