@@ -175,7 +175,7 @@ func (e *Env) LoadFunctions() (int, error) {
 			libs[name] = old
 			return
 		}
-		lib, err := scripting.LoadLibrary(code)
+		lib, err := scripting.LoadLibrary(code, e.libraryLog)
 		if err != nil {
 			e.Log.Warn("cannot load a stored function library", "library", name, "error", err)
 			return
@@ -192,6 +192,10 @@ func (e *Env) LoadFunctions() (int, error) {
 	r.install(libs)
 	return len(libs), nil
 }
+
+// libraryLog writes a library's load-time redis.log messages to the
+// server log.
+func (e *Env) libraryLog(level int, msg string) { logScript(e.Log, level, msg) }
 
 // ApplyLibraryChanges brings the registry up to the library changes of a
 // batch a replica applied (storage's library observer): it compiles the
@@ -213,7 +217,7 @@ func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange) {
 		if old := next[ch.Name]; old != nil && bytes.Equal(old.Code, ch.Code) {
 			continue
 		}
-		lib, err := scripting.LoadLibrary(ch.Code)
+		lib, err := scripting.LoadLibrary(ch.Code, e.libraryLog)
 		if err != nil {
 			e.Log.Warn("cannot load a replicated function library", "library", ch.Name, "error", err)
 			delete(next, ch.Name)
@@ -299,7 +303,7 @@ func cmdFunctionLoad(c *Ctx) {
 		c.W.Error(fmt.Sprintf("ERR Library '%s' already exists", name))
 		return
 	}
-	lib, err := scripting.LoadLibrary(code)
+	lib, err := scripting.LoadLibrary(code, c.Env.libraryLog)
 	if err != nil {
 		c.W.Error("ERR " + err.Error())
 		return
@@ -401,7 +405,7 @@ func cmdFunctionRestore(c *Ctx) {
 		}
 		var lib *scripting.Library
 		if err == nil {
-			lib, err = scripting.LoadLibrary(code)
+			lib, err = scripting.LoadLibrary(code, c.Env.libraryLog)
 		}
 		if err == nil {
 			if f := collision(restored, lib); f != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/cairnkv/cairn/scripting"
 	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
+	"github.com/hashicorp/go-hclog"
 )
 
 func init() {
@@ -521,8 +522,10 @@ func (h *scriptHost) check(args [][]byte) *Spec {
 }
 
 // Log writes a redis.log message to the server log.
-func (h *scriptHost) Log(level int, msg string) {
-	log := h.c.Env.Log
+func (h *scriptHost) Log(level int, msg string) { logScript(h.c.Env.Log, level, msg) }
+
+// logScript writes a script's redis.log message at its Redis level.
+func logScript(log hclog.Logger, level int, msg string) {
 	switch level {
 	case scripting.LogDebug:
 		log.Debug(msg, "source", "script")

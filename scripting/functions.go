@@ -158,7 +158,9 @@ func parseLibraryShebang(code []byte) (string, []byte, error) {
 // error for code Cairn cannot load matches ErrInvalid and its text is
 // Redis's reply without its ERR code. Collisions with other libraries
 // are the caller's to check.
-func LoadLibrary(code []byte) (*Library, error) {
+//
+// logf, if not nil, gets the load-time code's redis.log messages.
+func LoadLibrary(code []byte, logf func(level int, msg string)) (*Library, error) {
 	name, body, err := parseLibraryShebang(code)
 	if err != nil {
 		return nil, err
@@ -177,7 +179,10 @@ func LoadLibrary(code []byte) (*Library, error) {
 	v.chunk = functionChunk
 	lib.v = v
 	env, envMT := v.libraryEnv(lib)
-	if err := lib.runLoad(proto, env); err != nil {
+	v.host = loadHost(logf)
+	err = lib.runLoad(proto, env)
+	v.host = nil
+	if err != nil {
 		return nil, err
 	}
 	// From now on the functions see every global a script sees.
@@ -186,6 +191,20 @@ func LoadLibrary(code []byte) (*Library, error) {
 		return nil, invalidError("No functions registered")
 	}
 	return lib, nil
+}
+
+// loadHost is the Host of a library's load-time code, which can log but
+// has no redis.call.
+type loadHost func(level int, msg string)
+
+func (h loadHost) Call([][]byte, int) ([]byte, error) {
+	return nil, errors.New("scripting: no command runs while a library loads")
+}
+
+func (h loadHost) Log(level int, msg string) {
+	if h != nil {
+		h(level, msg)
+	}
 }
 
 // runLoad runs a library's code in env, under LoadTimeout.

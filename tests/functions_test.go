@@ -158,7 +158,7 @@ func TestFunctionKillAndBusy(t *testing.T) {
 
 // TestFunctionUpvaluesAndConcurrency: a library's functions keep their
 // upvalues from one call to the next, and calls from many clients at
-// once each count once.
+// once each count once. A library's load-time redis.log is logged.
 func TestFunctionUpvaluesAndConcurrency(t *testing.T) {
 	n := StartCairn(t)
 	r := n.Raw()
@@ -183,6 +183,11 @@ func TestFunctionUpvaluesAndConcurrency(t *testing.T) {
 		}
 	}
 	r.Expect(":41\r\n", "FCALL", "count", "0")
+
+	// A library's load-time redis.log reaches the server log.
+	r.Expect("$6\r\nlogger\r\n", "FUNCTION", "LOAD", "#!lua name=logger\nredis.log(redis.LOG_WARNING, 'logger is loading')\n"+
+		"redis.register_function('nop', function() return 0 end)")
+	waitFor(t, 5*time.Second, "the load-time log line", func() bool { return strings.Contains(n.Log.String(), "logger is loading") })
 }
 
 type unexpected struct{ reply string }
