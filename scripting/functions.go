@@ -124,7 +124,7 @@ func parseLibraryShebang(code []byte) (string, []byte, error) {
 		return "", nil, invalidError("Invalid library metadata")
 	}
 	parts, err := config.Tokenize(string(code[:end]))
-	if err != nil || len(parts) == 0 {
+	if err != nil || len(parts) == 0 || len(parts[0]) < 2 {
 		return "", nil, invalidError("Invalid library metadata")
 	}
 	engine := parts[0][2:]
