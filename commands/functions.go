@@ -160,9 +160,9 @@ func (c *Ctx) commitLibraries(cur, next map[string]*scripting.Library) bool {
 // LoadFunctions loads the function libraries storage holds into the
 // registry, in place of those it had, and returns how many it loaded. A
 // library whose code did not change stays as it was (its functions keep
-// their Lua state); one that does not load is logged and left out. The server calls
-// it at start-up and a replica after a full sync and after applying a
-// batch of FUNCTION commands.
+// their Lua state); one that does not load is logged and left out. The
+// server calls it at start-up (a replica then follows
+// ApplyLibraryChanges).
 func (e *Env) LoadFunctions() (int, error) {
 	r := &e.functions
 	r.change.Lock()
@@ -199,14 +199,18 @@ func (e *Env) libraryLog(level int, msg string) { logScript(e.Log, level, msg) }
 
 // ApplyLibraryChanges brings the registry up to the library changes of a
 // batch a replica applied (storage's library observer): it compiles the
-// libraries stored and forgets the deleted ones. It runs in the commit's
-// critical section, before the batch's offset shows, so a client that
-// sees the offset sees the libraries; it must not commit or read
-// storage. A library that does not load is logged and left out.
-func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange) {
+// libraries stored and forgets the deleted ones; with all, changes are
+// every library of a full sync's data, which replace the registry's. It
+// runs in the commit's critical section (the install's), before the
+// batch's offset (the new data) shows, so a client that sees them sees
+// the libraries; it must not commit or read storage. A library whose
+// code did not change stays as it was; one that does not load is logged
+// and left out.
+func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange, all bool) {
 	r := &e.functions
-	next := r.libraries()
-	if next == nil {
+	cur := r.libraries()
+	next := cur
+	if all || next == nil {
 		next = map[string]*scripting.Library{}
 	}
 	for _, ch := range changes {
@@ -214,7 +218,8 @@ func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange) {
 			delete(next, ch.Name)
 			continue
 		}
-		if old := next[ch.Name]; old != nil && bytes.Equal(old.Code, ch.Code) {
+		if old := cur[ch.Name]; old != nil && bytes.Equal(old.Code, ch.Code) {
+			next[ch.Name] = old // unchanged: its functions keep their state
 			continue
 		}
 		lib, err := scripting.LoadLibrary(ch.Code, e.libraryLog)
@@ -226,6 +231,9 @@ func (e *Env) ApplyLibraryChanges(changes []storage.LibraryChange) {
 		next[ch.Name] = lib
 	}
 	r.install(next)
+	if all {
+		e.Log.Info("loaded function libraries after a full sync", "libraries", len(next))
+	}
 }
 
 // fcall runs FCALL and FCALL_RO: the function runs as a script does (see

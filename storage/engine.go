@@ -142,7 +142,7 @@ type Engine struct {
 	hook     CommitHook // guarded by commitMu
 	// libObserver hears of the function libraries replicated batches
 	// change (SetLibraryObserver); guarded by commitMu.
-	libObserver func([]LibraryChange)
+	libObserver func(changes []LibraryChange, all bool)
 	fault       func(*Batch) error
 	observer    WriteObserver // guarded by commitMu
 
@@ -484,9 +484,10 @@ type LibraryChange struct {
 
 // SetLibraryObserver installs the function ApplyReplicated calls, inside
 // its critical section, with the library changes of a batch it applied,
-// before the batch's offset is visible; nil removes it. It must not
-// commit or read through the engine.
-func (e *Engine) SetLibraryObserver(fn func([]LibraryChange)) {
+// before the batch's offset is visible, and InstallCheckpoint with every
+// library of the installed data (all set), before any read sees it; nil
+// removes it. It must not commit or read through the engine.
+func (e *Engine) SetLibraryObserver(fn func(changes []LibraryChange, all bool)) {
 	e.commitMu.Lock()
 	e.libObserver = fn
 	e.commitMu.Unlock()

@@ -38,7 +38,7 @@ func TestLibrariesReplicate(t *testing.T) {
 	r := openTest(t, t.TempDir())
 	defer r.Close()
 	var seen []string
-	r.SetLibraryObserver(func(changes []LibraryChange) {
+	r.SetLibraryObserver(func(changes []LibraryChange, _ bool) {
 		for _, ch := range changes {
 			seen = append(seen, ch.Name+"="+string(ch.Code))
 		}

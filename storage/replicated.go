@@ -83,6 +83,16 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 	if err := writeCurrent(e.opts.Dir, next); err != nil {
 		return 0, err
 	}
+	if e.libObserver != nil {
+		var libs []LibraryChange
+		if err := e.scanPrefixLocked(keyLibraryPfx, func(k, v []byte) bool {
+			libs = append(libs, LibraryChange{Name: string(k[len(keyLibraryPfx):]), Code: append([]byte(nil), v...)})
+			return true
+		}); err != nil {
+			e.log.Error("cannot read the installed data's function libraries", "error", err)
+		}
+		e.libObserver(libs, true)
+	}
 	if err := os.RemoveAll(filepath.Join(e.opts.Dir, old)); err != nil {
 		e.log.Warn("could not remove the replaced database", "dir", old, "error", err)
 	}
@@ -295,7 +305,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 	if len(libs) > 0 && e.libObserver != nil {
 		// Before the offset moves: a reader that sees it sees the
 		// libraries of its batch.
-		e.libObserver(libs)
+		e.libObserver(libs, false)
 	}
 	e.applied(offset, repr, s.rows, fresh, flush, flushed, s.counts, nsSet, nsDel)
 	e.commitMu.Unlock()

@@ -174,14 +174,7 @@ func run() int {
 	log.Info("loaded function libraries", "libraries", nlibs)
 	store.SetLibraryObserver(env.ApplyLibraryChanges)
 	srv := server.New(env)
-	node.SetFullSyncHook(func() {
-		srv.DisconnectKeyspaceSubscribers()
-		if n, err := env.LoadFunctions(); err != nil {
-			log.Error("cannot load the function libraries after a full sync", "error", err)
-		} else {
-			log.Info("loaded function libraries after a full sync", "libraries", n)
-		}
-	})
+	node.SetFullSyncHook(srv.DisconnectKeyspaceSubscribers)
 	if host, port, ok := cfg.Master(); ok {
 		node.ReplicaOf(host, port)
 	}
