@@ -119,7 +119,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	}
 	if e.isReplica() {
 		fnFlags, isFn := e.calledFunction(spec, args)
-		if spec.Flags&FlagWrite != 0 || isFn && fnFlags&scripting.FlagNoWrites == 0 {
+		if e.commandFlags(spec, args)&FlagWrite != 0 {
 			reject(spec, errReadOnly)
 			return nil
 		}
@@ -133,7 +133,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	}
 	cl.Touch(spec.FullName(), now)
 	if cl.group == nil {
-		ok, waited := e.pause.enter(cl, pauseHolds(spec, cl))
+		ok, waited := e.pause.enter(cl, e.pauseHolds(spec, args, cl))
 		if !ok {
 			return nil // closed or stopping while paused: the command never runs
 		}

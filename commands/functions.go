@@ -288,6 +288,22 @@ func (e *Env) calledFunction(spec *Spec, args [][]byte) (int, bool) {
 	return 0, false
 }
 
+// commandFlags returns the flags of command line args as Redis counts
+// them when it checks a command: spec's, but for FCALL and FCALL_RO of an
+// existing function those the function's flags imply (a write unless
+// no-writes, never may-replicate).
+func (e *Env) commandFlags(spec *Spec, args [][]byte) Flag {
+	fnFlags, ok := e.calledFunction(spec, args)
+	if !ok {
+		return spec.Flags
+	}
+	f := spec.Flags &^ (FlagWrite | FlagMayReplicate)
+	if fnFlags&scripting.FlagNoWrites == 0 {
+		f |= FlagWrite
+	}
+	return f
+}
+
 func cmdFunctionLoad(c *Ctx) {
 	replace := false
 	for _, a := range c.Args[2 : len(c.Args)-1] {

@@ -35,11 +35,11 @@ type multiState struct {
 	dirty  bool
 }
 
-// flags returns the union of the queued commands' flags.
-func (m *multiState) flags() Flag {
+// flags returns the union of the queued commands' flags (commandFlags).
+func (m *multiState) flags(e *Env) Flag {
 	var f Flag
 	for _, q := range m.queued {
-		f |= q.spec.Flags
+		f |= e.commandFlags(q.spec, q.args)
 	}
 	return f
 }
@@ -107,7 +107,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if m.flags()&FlagWrite != 0 && c.replica() {
+	if m.flags(c.Env)&FlagWrite != 0 && c.replica() {
 		// The node became a replica after the writes were queued.
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
