@@ -193,3 +193,27 @@ func TestFunctionUpvaluesAndConcurrency(t *testing.T) {
 type unexpected struct{ reply string }
 
 func (u *unexpected) Error() string { return "unexpected reply " + u.reply }
+
+// TestFunctionsUnderClientPause: CLIENT PAUSE WRITE holds back FCALL of a
+// function that may write (also FCALL_RO of one, which then fails) and
+// lets a no-writes function run, as Redis derives FCALL's flags from its
+// function's.
+func TestFunctionsUnderClientPause(t *testing.T) {
+	n := StartCairn(t)
+	r := n.Raw()
+	r.Expect("$6\r\nreader\r\n", "FUNCTION", "LOAD", readerLib)
+	r.Expect("$6\r\nwriter\r\n", "FUNCTION", "LOAD", writerLib)
+	r.Expect("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	fcallExpect(t, r, "$-1\r\n", "FCALL", "rget", "k")
+	w := n.Raw()
+	w.Send("FCALL wset 1 k v\r\n")
+	waitFor(t, 10*time.Second, "FCALL to wait in the pause", func() bool {
+		return strings.Contains(r.Do("CLIENT", "LIST"), "cmd=fcall ")
+	})
+	fcallExpect(t, r, "$-1\r\n", "FCALL", "rget", "k")
+	r.Expect("+OK\r\n", "CLIENT", "UNPAUSE")
+	if got := w.Reply(); got != "+OK\r\n" {
+		t.Fatalf("the held FCALL: %q", got)
+	}
+	fcallExpect(t, r, "$1\r\nv\r\n", "FCALL", "rget", "k")
+}
