@@ -217,3 +217,37 @@ func TestFunctionsUnderClientPause(t *testing.T) {
 	}
 	fcallExpect(t, r, "$1\r\nv\r\n", "FCALL", "rget", "k")
 }
+
+// TestFunctionDumpRestoreWithRedis: a FUNCTION DUMP of Cairn's restores
+// into redis-server and one of Redis's into Cairn, several libraries and a
+// code long enough to be compressed included.
+func TestFunctionDumpRestoreWithRedis(t *testing.T) {
+	c, r := StartCairn(t).Raw(), StartRedis(t).Raw()
+	long := "#!lua name=long\n" + strings.Repeat("-- a comment that repeats itself\n", 40) +
+		"redis.register_function('lf', function() return 'long' end)"
+	for _, lib := range []string{readerLib, writerLib, long} {
+		if got := c.Do("FUNCTION", "LOAD", lib); !strings.HasPrefix(got, "$") {
+			t.Fatalf("FUNCTION LOAD on Cairn: %q", got)
+		}
+	}
+	bulk := func(reply string) string { return reply[strings.Index(reply, "\r\n")+2 : len(reply)-2] }
+	cdump := bulk(c.Do("FUNCTION", "DUMP"))
+	if !strings.Contains(cdump, "\xf5\xc3") {
+		t.Fatalf("no library of the dump is LZF-compressed: %q", cdump)
+	}
+	r.Expect("+OK\r\n", "FUNCTION", "RESTORE", cdump)
+	r.Expect("$4\r\nlong\r\n", "FCALL", "lf", "0")
+	fcallExpect(t, r, "+OK\r\n", "FCALL", "wset", "k", "v")
+	fcallExpect(t, r, "$1\r\nv\r\n", "FCALL", "rget", "k")
+	// Redis lists its libraries in another order: its dump restores in
+	// Cairn all the same, in place of Cairn's (FLUSH).
+	rdump := bulk(r.Do("FUNCTION", "DUMP"))
+	c.Expect("+OK\r\n", "FUNCTION", "FLUSH")
+	c.Expect("$4\r\nlong\r\n", "FUNCTION", "LOAD", strings.Replace(long, "'long'", "'mine'", 1))
+	c.Expect("+OK\r\n", "FUNCTION", "RESTORE", rdump, "FLUSH")
+	c.Expect("$4\r\nlong\r\n", "FCALL", "lf", "0")
+	fcallExpect(t, c, "+OK\r\n", "FCALL", "wset", "k", "w")
+	if got := bulk(c.Do("FUNCTION", "DUMP")); got != cdump {
+		t.Fatalf("Cairn's dump after restoring Redis's differs from its first:\n%q\n%q", got, cdump)
+	}
+}
