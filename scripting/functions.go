@@ -51,23 +51,29 @@ var FlagNames = []struct {
 // but for its Lua state, which runs one call at a time: the caller of
 // Function.Execute holds the library with TryLock.
 type Library struct {
+	// Name is the name the shebang gives; Code the whole library, as
+	// FUNCTION LOAD got it.
 	Name string
 	Code []byte
 	// Functions are the library's functions by name.
 	Functions map[string]*Function
-	mu        sync.Mutex
+	mu        sync.Mutex // held by the call running in v (TryLock)
 	v         *vm
-	loading   bool
+	loading   bool // the load-time code runs: redis.register_function works
 }
 
 // Function is one function a library registered.
 type Function struct {
-	Name        string
-	Description string // "" when none was given
+	Name string
+	// Description is the description given to redis.register_function,
+	// HasDesc whether one was (FUNCTION LIST replies nil otherwise).
+	Description string
 	HasDesc     bool
-	Flags       int
-	Lib         *Library
-	fn          *lua.LFunction
+	// Flags are the function's flags (FlagNoWrites...).
+	Flags int
+	// Lib is the library that registered the function.
+	Lib *Library
+	fn  *lua.LFunction // the callback
 }
 
 // FunctionNames returns the library's function names, sorted.
