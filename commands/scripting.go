@@ -201,14 +201,18 @@ func (e *Env) awaitScripts(cl *Client, keys [][]byte, all bool) string {
 // without taking it, once a script or function of another client has run
 // past busy-reply-threshold, "" when it took it.
 func (e *Env) holdLibrary(cl *Client, lib *scripting.Library) string {
-	for !lib.TryLock() {
+	for !lib.TryLock(libraryPoll) {
 		if busy := e.busyScript(cl); busy != "" {
 			return busy
 		}
-		time.Sleep(scriptLockPoll)
 	}
 	return ""
 }
+
+// libraryPoll is how long a call waiting for its library's Lua state
+// waits before it looks at the running scripts again (it takes the state
+// as soon as it is free).
+const libraryPoll = 10 * time.Millisecond
 
 // StopScripts kills the running scripts and any that starts later; the
 // server calls it when it stops. A killed script's writes are never

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cairnkv/cairn/config"
@@ -57,7 +56,7 @@ type Library struct {
 	Code []byte
 	// Functions are the library's functions by name.
 	Functions map[string]*Function
-	mu        sync.Mutex // held by the call running in v (TryLock)
+	sem       chan struct{} // holds a token while a call runs in v (TryLock)
 	v         *vm
 	loading   bool // the load-time code runs: redis.register_function works
 }
@@ -86,12 +85,30 @@ func (l *Library) FunctionNames() []string {
 	return names
 }
 
-// TryLock takes the library's Lua state for one call, without waiting,
-// and reports whether it did. Unlock gives it back.
-func (l *Library) TryLock() bool { return l.mu.TryLock() }
+// TryLock takes the library's Lua state for one call, waiting at most
+// wait for the call that has it, and reports whether it did. Unlock gives
+// it back.
+func (l *Library) TryLock(wait time.Duration) bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	default:
+	}
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // Unlock gives back the library's Lua state taken with TryLock.
-func (l *Library) Unlock() { l.mu.Unlock() }
+func (l *Library) Unlock() { <-l.sem }
 
 // ValidName reports whether s is a valid library or function name:
 // letters, digits and underscores, at least one.
@@ -180,7 +197,7 @@ func LoadLibrary(code []byte, logf func(level int, msg string)) (*Library, error
 		return nil, invalidError("Error compiling function: " + compileMessage(err))
 	}
 	proto.IsVarArg &^= lua.VarArgNeedsArg
-	lib := &Library{Name: name, Code: bytes.Clone(code), Functions: map[string]*Function{}}
+	lib := &Library{Name: name, Code: bytes.Clone(code), Functions: map[string]*Function{}, sem: make(chan struct{}, 1)}
 	v := newVM()
 	v.chunk = functionChunk
 	lib.v = v

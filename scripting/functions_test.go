@@ -35,7 +35,7 @@ func TestLoadLibrary(t *testing.T) {
 	}
 	for _, want := range []string{":3\r\n", ":6\r\n"} {
 		w := resp.NewWriter()
-		if !lib.TryLock() {
+		if !lib.TryLock(0) {
 			t.Fatal("the library is held")
 		}
 		err := inc.Execute(NewRun(), [][]byte{[]byte("k")}, [][]byte{[]byte("a"), []byte("b")}, nopHost{}, w)
