@@ -311,13 +311,16 @@ func runProgram(c *Ctx, p scriptProgram, keys, argv [][]byte, readOnly bool) {
 		return
 	}
 	// A function with upvalues may change its library's state before it
-	// is abandoned: it runs under every lock from the start, as Redis
-	// runs it alone, so that nothing runs twice.
-	if p.fn == nil || p.fn.Stateless() {
+	// is abandoned: once one was, its calls run under every lock from the
+	// start, as Redis runs them alone, so that no later call runs twice.
+	if p.fn == nil || !p.fn.NeedsAllLocks() {
 		if evalLocked(c, p, keys, argv, readOnly, false) {
 			return
 		}
 		c.Env.Stats.ScriptReruns.Add(1)
+		if p.fn != nil && !p.fn.Stateless() {
+			p.fn.SetNeedsAllLocks()
+		}
 	}
 	if busy := c.Env.awaitScripts(c.Client, nil, true); busy != "" {
 		c.W.Error(busy)

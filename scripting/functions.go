@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnkv/cairn/config"
@@ -73,7 +74,18 @@ type Function struct {
 	// Lib is the library that registered the function.
 	Lib *Library
 	fn  *lua.LFunction // the callback
+	// allLocks is set once a call of a function that is not stateless
+	// was abandoned (SetNeedsAllLocks).
+	allLocks atomic.Bool
 }
+
+// NeedsAllLocks reports whether SetNeedsAllLocks was called.
+func (f *Function) NeedsAllLocks() bool { return f.allLocks.Load() }
+
+// SetNeedsAllLocks records that the function's calls must run under
+// every key lock from the start: one was abandoned half-way, and running
+// it again would change its library's state twice.
+func (f *Function) SetNeedsAllLocks() { f.allLocks.Store(true) }
 
 // FunctionNames returns the library's function names, sorted.
 func (l *Library) FunctionNames() []string {
