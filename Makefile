@@ -54,9 +54,10 @@ test-e2e:
 # tests run the scripting paths under the race detector),
 # TestHugeValues, 28 s under the race detector (its path of a batch
 # Pebble applies as a memtable of its own runs under the race detector in
-# storage's unit tests, TestApplyReplicatedKeepsTheBytes), and the two
-# kill -9 scenarios TestLargeValueFaultsKill9 and
-# TestReplicationPrimaryRestart, 14 and 17 s of restarts: what a killed
+# storage's unit tests, TestApplyReplicatedKeepsTheBytes), and the three
+# kill -9 scenarios TestLargeValueFaultsKill9,
+# TestReplicationPrimaryRestart and TestFunctionsSurviveRestartAndKill9,
+# 14, 17 and 6 s of restarts: what a killed
 # server did concurrently is not checked, and the restarted one's paths
 # (recovery, resuming replication) run under the race detector in
 # TestListSurvivesKill9, TestHashSurvivesRestartAndKill9 and
@@ -69,7 +70,7 @@ test-e2e-race:
 	rm -rf $(RACE_LOGS) && mkdir -p $(RACE_LOGS)
 	@status=0; GORACE="halt_on_error=1 log_path=$(RACE_LOGS)/cairn" CAIRN_BIN=$(CURDIR)/bin/cairn-race CAIRN_TEST_PORTS=26000-31999 \
 		CAIRN_DIFF_N=6000 CAIRN_EVENTS_N=1000 CAIRN_LARGE_N=300 CAIRN_PUBSUB_CYCLES=2000 \
-		$(GO) test -count=1 -timeout 420s -skip '^TestSentinelFailover$$|^TestHugeValues$$|^TestLargeValueFaultsKill9$$|^TestReplicationPrimaryRestart$$|^TestDifferential(StringsAndKeys|Events)$$/^script$$|^TestScripts$$/^hll$$' ./tests/... || status=$$?; \
+		$(GO) test -count=1 -timeout 420s -skip '^TestSentinelFailover$$|^TestHugeValues$$|^TestLargeValueFaultsKill9$$|^TestReplicationPrimaryRestart$$|^TestFunctionsSurviveRestartAndKill9$$|^TestDifferential(StringsAndKeys|Events)$$/^script$$|^TestScripts$$/^hll$$' ./tests/... || status=$$?; \
 	if ls $(RACE_LOGS)/cairn.* >/dev/null 2>&1; then echo "data races in bin/cairn-race:"; cat $(RACE_LOGS)/cairn.*; exit 1; fi; \
 	exit $$status
 

@@ -137,18 +137,19 @@ type Env struct {
 	// Faults are the test-only fault hooks; nil in production.
 	Faults *Faults
 
-	cursors  cursorTable
-	pause    clientPause
-	blocked  atomic.Int64 // commands blocked in Ctx.block, for INFO blocked_clients
-	slowlog  slowLog
-	acllog   aclLog
-	failover failover
-	shutdown shutdownState
-	scripts  scriptEngine
-	monitors monitorSet
-	saves    saveState
-	hot      hotSettings
-	lists    listWaiters
+	cursors   cursorTable
+	pause     clientPause
+	blocked   atomic.Int64 // commands blocked in Ctx.block, for INFO blocked_clients
+	slowlog   slowLog
+	acllog    aclLog
+	failover  failover
+	shutdown  shutdownState
+	scripts   scriptEngine
+	functions functionRegistry
+	monitors  monitorSet
+	saves     saveState
+	hot       hotSettings
+	lists     listWaiters
 
 	runIDOnce sync.Once
 	runIDHex  string

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/cairnkv/cairn/scripting"
 	"strings"
 	"time"
 
@@ -98,9 +99,11 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		reject(spec, errDebugDisabled)
 		return nil
 	}
-	if spec.Flags&FlagAllowBusy == 0 && e.busyScript(cl) {
-		reject(spec, errBusyScript)
-		return nil
+	if spec.Flags&FlagAllowBusy == 0 {
+		if busy := e.busyScript(cl); busy != "" {
+			reject(spec, busy)
+			return nil
+		}
 	}
 	if cl.multi != nil && spec.Flags&FlagNoMulti != 0 {
 		reject(spec, "ERR Command not allowed inside a transaction")
@@ -115,11 +118,13 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if e.isReplica() {
-		if spec.Flags&FlagWrite != 0 {
+		fnFlags, isFn := e.calledFunction(spec, args)
+		if e.commandFlags(spec, args)&FlagWrite != 0 {
 			reject(spec, errReadOnly)
 			return nil
 		}
-		if spec.Flags&FlagStale == 0 && !e.Config.Bool("slave-serve-stale-data") {
+		stale := spec.Flags&FlagStale != 0 && (!isFn || fnFlags&scripting.FlagAllowStale != 0)
+		if !stale && !e.Config.Bool("slave-serve-stale-data") {
 			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
 				reject(spec, errMasterDown)
 				return nil
@@ -128,7 +133,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	}
 	cl.Touch(spec.FullName(), now)
 	if cl.group == nil {
-		ok, waited := e.pause.enter(cl, pauseHolds(spec, cl))
+		ok, waited := e.pause.enter(cl, e.pauseHolds(spec, args, cl))
 		if !ok {
 			return nil // closed or stopping while paused: the command never runs
 		}
@@ -145,8 +150,9 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if cl.group == nil && spec.Flags&FlagAllowBusy == 0 && e.scripts.pending.Load() > 0 {
-		if keys, all := lockedKeys(cl, spec, args); !e.awaitScripts(cl, keys, all) {
-			reject(spec, errBusyScript)
+		keys, all := lockedKeys(cl, spec, args)
+		if busy := e.awaitScripts(cl, keys, all); busy != "" {
+			reject(spec, busy)
 			return nil
 		}
 	}

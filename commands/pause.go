@@ -35,15 +35,16 @@ type clientPause struct {
 // waiter wakes when release signals the change.
 const heldFor = time.Hour
 
-// pauseHolds reports whether a WRITE pause holds back spec's command for
-// cl (an ALL pause holds back every command): a write or PUBLISH, or EXEC
+// pauseHolds reports whether a WRITE pause holds back command line args
+// (spec's) for cl (an ALL pause holds back every command): a write or
+// PUBLISH (FCALL as its function's flags tell, see commandFlags), or EXEC
 // with one of them queued.
-func pauseHolds(spec *Spec, cl *Client) bool {
+func (e *Env) pauseHolds(spec *Spec, args [][]byte, cl *Client) bool {
 	const held = FlagWrite | FlagMayReplicate
-	if spec.Flags&held != 0 {
+	if e.commandFlags(spec, args)&held != 0 {
 		return true
 	}
-	return spec.Name == "exec" && cl.multi != nil && cl.multi.flags()&held != 0
+	return spec.Name == "exec" && cl.multi != nil && cl.multi.flags(e)&held != 0
 }
 
 // pauseState is a snapshot of the pause: in effect or not (ok), until

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/cairnkv/cairn/scripting"
 	"github.com/cairnkv/cairn/server/resp"
 	"github.com/cairnkv/cairn/storage"
+	"github.com/hashicorp/go-hclog"
 )
 
 func init() {
@@ -51,6 +53,7 @@ func init() {
 const (
 	errNoScript      = "NOSCRIPT No matching script. Please use EVAL."
 	errBusyScript    = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errBusyFunction  = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	errNotBusy       = "NOTBUSY No scripts in execution right now."
 	errUnkillable    = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errScriptWrite   = "ERR Write commands are not allowed from read-only scripts."
@@ -73,11 +76,13 @@ type scriptEngine struct {
 	stopped bool // the server is stopping: scripts are killed
 }
 
-// scriptRun is one script in progress.
+// scriptRun is one script or function in progress.
 type scriptRun struct {
 	cl    *Client
 	run   *scripting.Run
 	start time.Time
+	fn    *scripting.Function // nil for a script
+	args  [][]byte            // a function's command line (FUNCTION STATS)
 	// mu serializes SCRIPT KILL's decision with the script's commands.
 	mu    sync.Mutex
 	wrote bool // a redis.call wrote: SCRIPT KILL refuses
@@ -117,23 +122,39 @@ func (e *scriptEngine) finish(r *scriptRun) {
 	e.mu.Unlock()
 }
 
-// busyScript reports whether a script of another client than cl has run
-// for longer than busy-reply-threshold: other clients' commands then get
-// BUSY, as Redis's do.
-func (e *Env) busyScript(cl *Client) bool {
+// busyScript returns Redis's BUSY error when a script or function of
+// another client than cl has run for longer than busy-reply-threshold
+// (other clients' commands then get it, as Redis's do), "" otherwise. The
+// error names SCRIPT KILL for a script, FUNCTION KILL for a function (the
+// one that has run longest decides).
+func (e *Env) busyScript(cl *Client) string {
+	r := e.busyRun(cl)
+	switch {
+	case r == nil:
+		return ""
+	case r.fn != nil:
+		return errBusyFunction
+	}
+	return errBusyScript
+}
+
+// busyRun returns the run of another client than cl that has run the
+// longest, if it has run for longer than busy-reply-threshold.
+func (e *Env) busyRun(cl *Client) *scriptRun {
 	s := &e.scripts
 	if s.active.Load() == 0 {
-		return false
+		return nil
 	}
 	limit := time.Duration(e.Config.Int("busy-reply-threshold")) * time.Millisecond
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var oldest *scriptRun
 	for r := range s.running {
-		if r.cl != cl && time.Since(r.start) >= limit {
-			return true
+		if r.cl != cl && time.Since(r.start) >= limit && (oldest == nil || r.start.Before(oldest.start)) {
+			oldest = r
 		}
 	}
-	return false
+	return oldest
 }
 
 // scriptLockPoll is how often a command waiting in awaitScripts looks at
@@ -146,17 +167,17 @@ const scriptLockPoll = time.Millisecond
 // loop is when SCRIPT KILL or SHUTDOWN stops it; Redis answers BUSY to
 // every command sent while a script has run past busy-reply-threshold, so
 // a command waiting for a script's locks must get BUSY too rather than
-// wait in the mutex. awaitScripts returns false, for the caller to reply
-// BUSY, once a script of another client has run that long; true when no
+// wait in the mutex. awaitScripts returns the BUSY error for the caller
+// to reply once a script of another client has run that long; "" when no
 // script is pending or the locks are free (the command then takes them as
 // usual).
 //
 // A script that begins between the caller's look at pending and its
 // taking the locks is not seen: its command then waits for the script's
 // end, as every command did before this wait existed.
-func (e *Env) awaitScripts(cl *Client, keys [][]byte, all bool) bool {
+func (e *Env) awaitScripts(cl *Client, keys [][]byte, all bool) string {
 	if e.scripts.pending.Load() == 0 {
-		return true
+		return ""
 	}
 	var idx []int
 	if !all {
@@ -165,15 +186,33 @@ func (e *Env) awaitScripts(cl *Client, keys [][]byte, all bool) bool {
 	for e.scripts.pending.Load() > 0 {
 		if !all && e.Store.Locks.TryLockStripes(idx) {
 			e.Store.Locks.UnlockStripes(idx)
-			return true
+			return ""
 		}
-		if e.busyScript(cl) {
-			return false
+		if busy := e.busyScript(cl); busy != "" {
+			return busy
 		}
 		time.Sleep(scriptLockPoll)
 	}
-	return true
+	return ""
 }
+
+// holdLibrary takes lib's Lua state for a call of one of its functions,
+// waiting while another call has it; it returns Redis's BUSY error,
+// without taking it, once a script or function of another client has run
+// past busy-reply-threshold, "" when it took it.
+func (e *Env) holdLibrary(cl *Client, lib *scripting.Library) string {
+	for !lib.TryLock(libraryPoll) {
+		if busy := e.busyScript(cl); busy != "" {
+			return busy
+		}
+	}
+	return ""
+}
+
+// libraryPoll is how long a call waiting for its library's Lua state
+// waits before it looks at the running scripts again (it takes the state
+// as soon as it is free).
+const libraryPoll = 10 * time.Millisecond
 
 // StopScripts kills the running scripts and any that starts later; the
 // server calls it when it stops. A killed script's writes are never
@@ -250,28 +289,50 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 		c.W.Error(errReadOnly)
 		return
 	}
+	runProgram(c, scriptProgram{script: s}, keys, argv, readOnly)
+}
+
+// scriptProgram is what a script run runs: a script (EVAL) or a
+// function (FCALL).
+type scriptProgram struct {
+	script *scripting.Script
+	fn     *scripting.Function
+}
+
+// runProgram runs p with its keys and arguments, in the transaction c
+// runs in or under key locks of its own (see evalScript).
+func runProgram(c *Ctx, p scriptProgram, keys, argv [][]byte, readOnly bool) {
 	if c.txn != nil && c.txn.exec {
-		if wrote, err := runScript(c, s, keys, argv, readOnly, nil); err != nil && wrote {
+		if wrote, err := runScript(c, p, keys, argv, readOnly, nil); err != nil && wrote {
 			// Killed after writing, as the server stops: the
 			// transaction must not commit half of the script.
 			c.txn.discard = true
 		}
 		return
 	}
-	if !evalLocked(c, s, keys, argv, readOnly, false) {
-		c.Env.Stats.ScriptReruns.Add(1)
-		if !c.Env.awaitScripts(c.Client, nil, true) {
-			c.W.Error(errBusyScript)
+	// A function with upvalues may change its library's state before it
+	// is abandoned: once one was, its calls run under every lock from the
+	// start, as Redis runs them alone, so that no later call runs twice.
+	if p.fn == nil || !p.fn.NeedsAllLocks() {
+		if evalLocked(c, p, keys, argv, readOnly, false) {
 			return
 		}
-		evalLocked(c, s, keys, argv, readOnly, true)
+		c.Env.Stats.ScriptReruns.Add(1)
+		if p.fn != nil && !p.fn.Stateless() {
+			p.fn.SetNeedsAllLocks()
+		}
 	}
+	if busy := c.Env.awaitScripts(c.Client, nil, true); busy != "" {
+		c.W.Error(busy)
+		return
+	}
+	evalLocked(c, p, keys, argv, readOnly, true)
 }
 
 // evalLocked runs s under the locks of its keys (all: of every key) in a
 // batch of its own, and reports false when the script was abandoned for
 // needing every lock (errNeedAllLocks).
-func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all bool) bool {
+func evalLocked(c *Ctx, s scriptProgram, keys, argv [][]byte, readOnly, all bool) bool {
 	c.Env.scripts.pending.Add(1)
 	defer c.Env.scripts.pending.Add(-1)
 	var locks *scriptLocks
@@ -294,6 +355,10 @@ func evalLocked(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly, all 
 	c.endTxn(mark)
 	return !errors.Is(err, errNeedAllLocks)
 }
+
+// errLibraryBusy is runScript's error when a function's library stayed
+// busy with another client's call past busy-reply-threshold.
+var errLibraryBusy = errors.New("commands: the function's library is busy")
 
 // errNeedAllLocks abandons a script run under its keys' locks (see
 // evalScript).
@@ -349,16 +414,32 @@ func (l *scriptLocks) release() {
 	l.locks.UnlockStripes(held)
 }
 
-// runScript runs s in the batch c.txn, registered as running (for SCRIPT
-// KILL and BUSY). It returns whether the script wrote and
+// runScript runs p in the batch c.txn, registered as running (for SCRIPT
+// KILL, FUNCTION KILL and BUSY). It returns whether the script wrote and
 // scripting.Execute's error (ErrKilled, or errNeedAllLocks with locks,
-// under which it runs).
-func runScript(c *Ctx, s *scripting.Script, keys, argv [][]byte, readOnly bool, locks *scriptLocks) (wrote bool, err error) {
-	r := &scriptRun{cl: c.Client, run: scripting.NewRun(), start: time.Now()}
+// under which it runs), or errLibraryBusy after replying BUSY.
+func runScript(c *Ctx, p scriptProgram, keys, argv [][]byte, readOnly bool, locks *scriptLocks) (wrote bool, err error) {
+	r := &scriptRun{cl: c.Client, run: scripting.NewRun(), fn: p.fn}
+	if p.fn != nil {
+		if busy := c.Env.holdLibrary(c.Client, p.fn.Lib); busy != "" {
+			c.W.Error(busy)
+			return false, errLibraryBusy
+		}
+		defer p.fn.Lib.Unlock()
+		r.args = make([][]byte, len(c.Args))
+		for i, a := range c.Args {
+			r.args[i] = bytes.Clone(a)
+		}
+	}
+	r.start = time.Now()
 	c.Env.scripts.start(r)
 	defer c.Env.scripts.finish(r)
 	h := &scriptHost{c: c, r: r, readOnly: readOnly, locks: locks, w: resp.NewWriter()}
-	err = scripting.Execute(r.run, s, keys, argv, h, c.W)
+	if p.fn != nil {
+		err = p.fn.Execute(r.run, keys, argv, h, c.W)
+	} else {
+		err = scripting.Execute(r.run, p.script, keys, argv, h, c.W)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.wrote, err
@@ -448,8 +529,10 @@ func (h *scriptHost) check(args [][]byte) *Spec {
 }
 
 // Log writes a redis.log message to the server log.
-func (h *scriptHost) Log(level int, msg string) {
-	log := h.c.Env.Log
+func (h *scriptHost) Log(level int, msg string) { logScript(h.c.Env.Log, level, msg) }
+
+// logScript writes a script's redis.log message at its Redis level.
+func logScript(log hclog.Logger, level int, msg string) {
 	switch level {
 	case scripting.LogDebug:
 		log.Debug(msg, "source", "script")
@@ -489,9 +572,14 @@ func cmdScriptFlush(c *Ctx) {
 	c.W.OK()
 }
 
-// cmdScriptKill kills the running scripts that have not written. It
-// replies UNKILLABLE when every running script has.
-func cmdScriptKill(c *Ctx) {
+// cmdScriptKill kills the running scripts that have not written.
+func cmdScriptKill(c *Ctx) { killRuns(c, false) }
+
+// killRuns kills the running scripts (functions: the running functions)
+// that have not written. When it kills none it replies as Redis does: an
+// UNKILLABLE error when one that runs has written, else the BUSY error
+// naming the other KILL command when only the other kind runs.
+func killRuns(c *Ctx, functions bool) {
 	e := &c.Env.scripts
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -499,17 +587,33 @@ func cmdScriptKill(c *Ctx) {
 		c.W.Error(errNotBusy)
 		return
 	}
-	killed := false
+	killed, wrote, other := false, false, ""
 	for r := range e.running {
+		if (r.fn != nil) != functions {
+			if r.fn != nil {
+				other = errBusyFunction
+			} else {
+				other = errBusyScript
+			}
+			r.mu.Lock()
+			wrote = wrote || r.wrote
+			r.mu.Unlock()
+			continue
+		}
 		if r.kill(false) {
 			killed = true
+		} else {
+			wrote = true
 		}
 	}
-	if !killed {
+	switch {
+	case killed:
+		c.W.OK()
+	case wrote:
 		c.W.Error(errUnkillable)
-		return
+	default:
+		c.W.Error(other)
 	}
-	c.W.OK()
 }
 
 func cmdScriptDebug(c *Ctx) {

@@ -35,11 +35,11 @@ type multiState struct {
 	dirty  bool
 }
 
-// flags returns the union of the queued commands' flags.
-func (m *multiState) flags() Flag {
+// flags returns the union of the queued commands' flags (commandFlags).
+func (m *multiState) flags(e *Env) Flag {
 	var f Flag
 	for _, q := range m.queued {
-		f |= q.spec.Flags
+		f |= e.commandFlags(q.spec, q.args)
 	}
 	return f
 }
@@ -107,7 +107,7 @@ func cmdExec(c *Ctx) {
 		c.W.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if m.flags()&FlagWrite != 0 && c.replica() {
+	if m.flags(c.Env)&FlagWrite != 0 && c.replica() {
 		// The node became a replica after the writes were queued.
 		c.W.Error("ERR Transaction contains write commands but instance is now a read-only replica. EXEC aborted.")
 		return
@@ -207,7 +207,7 @@ func changesRole(queued []queuedCommand) bool {
 // queuesScript reports whether the queue holds EVAL or one of its forms.
 func queuesScript(queued []queuedCommand) bool {
 	for _, q := range queued {
-		if q.spec.Group == "scripting" && q.spec.Name != "script" {
+		if q.spec.Group == "scripting" && q.spec.Name != "script" && q.spec.Name != "function" {
 			return true
 		}
 	}
@@ -603,7 +603,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	for _, args := range reqs {
 		keys = append(keys, Lookup(args[0]).Keys(args)...)
 	}
-	if !e.awaitScripts(cl, keys, false) {
+	if e.awaitScripts(cl, keys, false) != "" {
 		// A script ran too long holding one of the locks: each
 		// command gets BUSY, as it would alone.
 		e.pause.leave(cl)

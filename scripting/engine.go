@@ -246,7 +246,20 @@ func NewRun() *Run { return &Run{} }
 // to w in w's protocol. It returns ErrKilled when Kill stopped it, the
 // first error of Host.Call (and no reply) when one failed, nil otherwise
 // (a script's error is a reply, not an error).
-func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) (retErr error) {
+func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) error {
+	v := states.get()
+	v.chunk = chunkName
+	v.L.G.Global.RawSetString("KEYS", stringsTable(v.L, keys))
+	v.L.G.Global.RawSetString("ARGV", stringsTable(v.L, argv))
+	return execute(run, v, v.L.NewFunctionFromProto(s.proto), s.SHA, h, w, nil, func() { states.put(v) })
+}
+
+// execute calls fn in v, with the arguments push pushes (it returns
+// their number), as the script or function name; done runs after a run
+// that leaves v fit for another (a panic leaves it to the garbage
+// collector).
+func execute(run *Run, v *vm, fn *lua.LFunction, name string, h Host, w *resp.Writer,
+	push func(L *lua.LState) int, done func()) (retErr error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run.mu.Lock()
@@ -256,7 +269,6 @@ func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) (
 	if killed {
 		cancel()
 	}
-	v := states.get()
 	defer func() {
 		// gopher-lua panics past PCall on some failures of its own
 		// (an error while handling an error): the run fails with an
@@ -266,16 +278,18 @@ func Execute(run *Run, s *Script, keys, argv [][]byte, h Host, w *resp.Writer) (
 			retErr = nil
 			return
 		}
-		states.put(v)
+		done()
 	}()
-	v.host, v.proto, v.sha, v.hostErr = h, 2, s.SHA, nil
+	v.host, v.proto, v.sha, v.hostErr = h, 2, name, nil
 	v.errLine = 0
 	v.L.SetContext(ctx)
 	defer v.L.RemoveContext()
-	v.L.G.Global.RawSetString("KEYS", stringsTable(v.L, keys))
-	v.L.G.Global.RawSetString("ARGV", stringsTable(v.L, argv))
-	v.L.Push(v.L.NewFunctionFromProto(s.proto))
-	err := v.L.PCall(0, 1, v.handler)
+	v.L.Push(fn)
+	nargs := 0
+	if push != nil {
+		nargs = push(v.L)
+	}
+	err := v.L.PCall(nargs, 1, v.handler)
 	defer v.L.SetTop(0)
 	if v.hostErr != nil {
 		return v.hostErr
@@ -324,7 +338,7 @@ func (v *vm) withOrigin(msg string) string {
 	if line <= 0 {
 		line = 1
 	}
-	return fmt.Sprintf("%s script: %s, on @%s:%d.", oneLine(msg), v.sha, chunkName, line)
+	return fmt.Sprintf("%s script: %s, on @%s:%d.", oneLine(msg), v.sha, v.chunk, line)
 }
 
 // oneLine replaces the line breaks an error reply cannot carry with

@@ -15,9 +15,10 @@ type vm struct {
 	handler *lua.LFunction
 	// Set for each run by Execute.
 	host    Host
-	proto   int // redis.setresp
-	sha     string
-	hostErr error // the first error of host.Call
+	proto   int    // redis.setresp
+	sha     string // the script's SHA1, or the function's name
+	chunk   string // the chunk name of the code (chunkName, functionChunk)
+	hostErr error  // the first error of host.Call
 	// cjsonSettings are the cjson module's, reset for the next script.
 	cjsonSettings *cjsonConfig
 	// errLine is the line of the Lua code running when the last error

@@ -293,6 +293,17 @@ func (b *Batch) DeleteNamespace(ns string) {
 	b.nsDel = append(b.nsDel, ns)
 }
 
+// PutLibrary records the code of function library name, replacing any
+// library of that name.
+func (b *Batch) PutLibrary(name string, code []byte) {
+	_ = b.b.Set(libraryKey(name), code, nil)
+}
+
+// DeleteLibrary removes function library name.
+func (b *Batch) DeleteLibrary(name string) {
+	_ = b.b.Delete(libraryKey(name), nil)
+}
+
 // ErrInjectedFault is what the test-only commit fault hook returns.
 var ErrInjectedFault = errors.New("storage: injected commit fault")
 

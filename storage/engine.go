@@ -140,8 +140,11 @@ type Engine struct {
 	scratch  []byte     // record bytes being built; guarded by commitMu
 	pending  []nsCount  // the key counts a commit leaves; guarded by commitMu
 	hook     CommitHook // guarded by commitMu
-	fault    func(*Batch) error
-	observer WriteObserver // guarded by commitMu
+	// libObserver hears of the function libraries replicated batches
+	// change (SetLibraryObserver); guarded by commitMu.
+	libObserver func(changes []LibraryChange, all bool)
+	fault       func(*Batch) error
+	observer    WriteObserver // guarded by commitMu
 
 	// epoch is when the engine opened, and lastApply, lastPause and
 	// lastYield when (since epoch) it last applied a batch and background
@@ -471,6 +474,25 @@ func (e *Engine) Close() error {
 // SetSync changes whether commits wait for their WAL fsync.
 func (e *Engine) SetSync(on bool) { e.sync.Store(on) }
 
+// LibraryChange is a function library a replicated batch stores (Code)
+// or deletes.
+type LibraryChange struct {
+	Name    string
+	Code    []byte
+	Deleted bool
+}
+
+// SetLibraryObserver installs the function ApplyReplicated calls, inside
+// its critical section, with the library changes of a batch it applied,
+// before the batch's offset is visible, and InstallCheckpoint with every
+// library of the installed data (all set), before any read sees it; nil
+// removes it. It must not commit or read through the engine.
+func (e *Engine) SetLibraryObserver(fn func(changes []LibraryChange, all bool)) {
+	e.commitMu.Lock()
+	e.libObserver = fn
+	e.commitMu.Unlock()
+}
+
 // SetCommitHook installs the post-commit hook; nil removes it.
 func (e *Engine) SetCommitHook(h CommitHook) {
 	e.commitMu.Lock()
@@ -612,6 +634,20 @@ func (e *Engine) Namespaces() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// Libraries calls fn with the name and code of each function library
+// stored, in name order. The code is only valid during the call.
+func (e *Engine) Libraries(fn func(name string, code []byte)) error {
+	e.dbMu.RLock()
+	defer e.dbMu.RUnlock()
+	if err := e.scanPrefixLocked(keyLibraryPfx, func(k, v []byte) bool {
+		fn(string(k[len(keyLibraryPfx):]), v)
+		return true
+	}); err != nil {
+		return fmt.Errorf("storage: read function libraries: %w", err)
+	}
+	return nil
 }
 
 // getLocked is get for a caller that holds dbMu (or owns the engine).

@@ -46,6 +46,7 @@ var (
 	keyReplOffset    = []byte{prefixInternal, 'o'}
 	keyCountPrefix   = []byte{prefixInternal, 'c'}
 	keyNamespacePfx  = []byte{prefixInternal, 'n'}
+	keyLibraryPfx    = []byte{prefixInternal, 'f'}
 )
 
 // appendNS appends the length-prefixed namespace to dst.
@@ -115,6 +116,12 @@ func countKey(ns string) []byte {
 // namespaceKey returns the internal key holding the token of namespace ns.
 func namespaceKey(ns string) []byte {
 	return append(append([]byte(nil), keyNamespacePfx...), ns...)
+}
+
+// libraryKey returns the internal key holding the code of function
+// library name.
+func libraryKey(name string) []byte {
+	return append(append([]byte(nil), keyLibraryPfx...), name...)
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p,

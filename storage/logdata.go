@@ -106,6 +106,9 @@ const (
 	CmdPFCount // the cardinality cache PFCOUNT writes back
 	CmdPFMerge
 	CmdPFDebug
+	// CmdFunction marks a batch that changes the function libraries
+	// (FUNCTION LOAD, DELETE, FLUSH and RESTORE): replicas reload theirs.
+	CmdFunction
 )
 
 // LogData flags.

@@ -83,6 +83,16 @@ func (e *Engine) InstallCheckpoint(src string) (uint64, error) {
 	if err := writeCurrent(e.opts.Dir, next); err != nil {
 		return 0, err
 	}
+	if e.libObserver != nil {
+		var libs []LibraryChange
+		if err := e.scanPrefixLocked(keyLibraryPfx, func(k, v []byte) bool {
+			libs = append(libs, LibraryChange{Name: string(k[len(keyLibraryPfx):]), Code: append([]byte(nil), v...)})
+			return true
+		}); err != nil {
+			e.log.Error("cannot read the installed data's function libraries", "error", err)
+		}
+		e.libObserver(libs, true)
+	}
 	if err := os.RemoveAll(filepath.Join(e.opts.Dir, old)); err != nil {
 		e.log.Warn("could not remove the replaced database", "dir", old, "error", err)
 	}
@@ -166,6 +176,8 @@ const maxCopiedReplicatedBatch = 1 << 20
 // engine's in-memory state follows. It holds the locks of the keys the
 // batch writes while it applies, so the row cache stays exact, and calls
 // the commit hook like Commit does, so a replica logs what it applies.
+// A batch that changes function libraries is told to the library
+// observer (SetLibraryObserver) once applied, before its offset shows.
 // fn, if not nil, runs after the batch is applied and before the key
 // locks are released (a replica publishes its notifications there). The
 // caller gives repr up: ApplyReplicated clears the sequence number in its
@@ -180,6 +192,7 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		flushed []string // namespaces whose metadata range the batch deletes
 		fresh   int      // s.rows[fresh:] follow the last flush
 		carried uint64
+		libs    []LibraryChange
 		quiet   bool // the current context is quiet (LogFlagQuiet)
 	)
 	err := ReadBatch(repr, func(r Record) {
@@ -214,6 +227,12 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 			ns := string(r.Key[len(keyCountPrefix)+1:])
 			n, _, _ := decodeKeyCount(r.Value)
 			s.counts = setCount(s.counts, ns, n) // a Delete leaves the zero count
+		case strings.HasPrefix(string(r.Key), string(keyLibraryPfx)):
+			ch := LibraryChange{Name: string(r.Key[len(keyLibraryPfx):]), Deleted: r.Kind != RecordSet}
+			if !ch.Deleted {
+				ch.Code = append([]byte(nil), r.Value...)
+			}
+			libs = append(libs, ch)
 		case strings.HasPrefix(string(r.Key), string(keyNamespacePfx)):
 			ns := string(r.Key[len(keyNamespacePfx):])
 			if r.Kind == RecordSet {
@@ -282,6 +301,11 @@ func (e *Engine) ApplyReplicated(offset uint64, repr []byte, fn func()) error {
 		b.Close()
 		e.commitMu.Unlock()
 		return fmt.Errorf("storage: apply replicated batch %d: %w", offset, err)
+	}
+	if len(libs) > 0 && e.libObserver != nil {
+		// Before the offset moves: a reader that sees it sees the
+		// libraries of its batch.
+		e.libObserver(libs, false)
 	}
 	e.applied(offset, repr, s.rows, fresh, flush, flushed, s.counts, nsSet, nsDel)
 	e.commitMu.Unlock()

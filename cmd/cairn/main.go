@@ -167,6 +167,14 @@ func run() int {
 		store.Close()
 		return 1
 	}
+	nlibs, err := env.LoadFunctions()
+	if err != nil {
+		log.Error("cannot load the function libraries", "error", err)
+		store.Close()
+		return 1
+	}
+	log.Info("loaded function libraries", "libraries", nlibs)
+	store.SetLibraryObserver(env.ApplyLibraryChanges)
 	srv := server.New(env)
 	node.SetFullSyncHook(srv.DisconnectKeyspaceSubscribers)
 	if host, port, ok := cfg.Master(); ok {
