@@ -478,11 +478,13 @@ type Ctx struct {
 	blockedFor time.Duration
 
 	locked bool // the command holds its key locks
-	// keyLock is the one key lock lock took for a single key, and unlock
-	// releases what it took otherwise; release (bound to the client's Ctx
-	// once, kept across commands) publishes the events and releases them.
-	keyLock *sync.Mutex
-	unlock  func()
+	// keyStripe is the stripe of the one key lock took for a single key
+	// (when oneKey is set), and unlock releases what it took otherwise;
+	// release (bound to the client's Ctx once, kept across commands)
+	// publishes the events and releases them.
+	keyStripe int
+	oneKey    bool
+	unlock    func()
 	release func()
 	events  []notify.Event // events of committed writes, not yet published
 	staged  []notify.Event // events of the batch being built
@@ -849,9 +851,8 @@ func (c *Ctx) lock(keys ...[]byte) func() {
 		return func() {} // EXEC or the pipelined group holds every key's lock
 	}
 	if len(keys) == 1 && !c.locked {
-		m := c.Env.Store.Locks.KeyLock(c.ns(), keys[0])
-		m.Lock()
-		c.locked, c.keyLock = true, m
+		c.keyStripe = c.Env.Store.Locks.LockKey(c.ns(), keys[0])
+		c.locked, c.oneKey = true, true
 		return c.releaser()
 	}
 	return c.holdLocks(c.Env.Store.Locks.Lock(c.ns(), keys...))
@@ -870,9 +871,9 @@ func (c *Ctx) releaser() func() {
 func (c *Ctx) releaseLocks() {
 	c.publishEvents()
 	c.locked = false
-	if m := c.keyLock; m != nil {
-		c.keyLock = nil
-		m.Unlock()
+	if c.oneKey {
+		c.oneKey = false
+		c.Env.Store.Locks.UnlockStripe(c.keyStripe)
 		return
 	}
 	u := c.unlock
