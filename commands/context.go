@@ -485,9 +485,9 @@ type Ctx struct {
 	keyStripe int
 	oneKey    bool
 	unlock    func()
-	release func()
-	events  []notify.Event // events of committed writes, not yet published
-	staged  []notify.Event // events of the batch being built
+	release   func()
+	events    []notify.Event // events of committed writes, not yet published
+	staged    []notify.Event // events of the batch being built
 	// txn is the shared batch of EXEC or of a pipelined group; the
 	// command then holds its keys' locks already.
 	txn *txnBatch
