@@ -106,6 +106,15 @@ const (
 	CmdPFCount // the cardinality cache PFCOUNT writes back
 	CmdPFMerge
 	CmdPFDebug
+	CmdXAdd
+	CmdXDel
+	CmdXTrim
+	CmdXSetID
+	CmdXGroup // every XGROUP subcommand
+	CmdXReadGroup
+	CmdXAck
+	CmdXClaim
+	CmdXAutoClaim
 )
 
 // LogData flags.
