@@ -61,7 +61,7 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	}
 	c.stage(b, key, append(all, codes...))
 	m = b.PutMeta(c.ns(), key, k.old(), m)
-	if m.Type == storage.TypeList || m.Type == storage.TypeZSet {
+	if m.Type == storage.TypeList || m.Type == storage.TypeZSet || m.Type == storage.TypeStream {
 		c.keyWritten(m.Type, key)
 	}
 	if c.txn != nil {

@@ -57,12 +57,15 @@ type listWake struct {
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 
 // waitKey is the key in listWaiters of the waiters for a list (t
-// TypeList) or a sorted set (TypeZSet) at ns's key: a client blocked on a
+// TypeList), a sorted set (TypeZSet) or a stream (TypeStream) at ns's key: a client blocked on a
 // list waits while a sorted set is there, and the reverse, as in Redis.
 func waitKey(t storage.Type, ns string, key []byte) string {
 	sep := "\x00"
-	if t == storage.TypeZSet {
+	switch t {
+	case storage.TypeZSet:
 		sep = "\x01"
+	case storage.TypeStream:
+		sep = "\x02"
 	}
 	return ns + sep + string(key)
 }
