@@ -331,7 +331,7 @@ func cmdXRead(c *Ctx) {
 				if xreadgroup {
 					symbol = '>'
 				}
-				c.errorf("ERR Unbalanced '%s' list of streams: for each stream key an ID or '%c' must be specified.", c.Spec.Name, symbol)
+				c.errorf("ERR Unbalanced %s list of streams: for each stream key an ID or '%c' must be specified.", strings.ToUpper(c.Spec.Name), symbol)
 				return
 			}
 			nStreams /= 2
@@ -992,6 +992,13 @@ func cmdXClaim(c *Ctx) {
 
 func cmdXAutoClaim(c *Ctx) {
 	key, group, consumer := c.Args[1], c.Args[2], c.Args[3]
+	// Redis looks the key up first, its type checked after the options.
+	defer c.lock(key)()
+	k, ok := c.read(key)
+	if !ok {
+		return
+	}
+	c.lookedUp(key, k.live)
 	minIdle, ok := parseInt(c.Args[4])
 	if !ok {
 		c.W.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
@@ -1029,9 +1036,8 @@ func cmdXAutoClaim(c *Ctx) {
 			return
 		}
 	}
-	k, unlock, ok := c.lookupOf(key, storage.TypeStream, true)
-	defer unlock()
-	if !ok {
+	if k.live && k.m.Type != storage.TypeStream {
+		c.W.Error(errWrongType)
 		return
 	}
 	found := false

@@ -403,17 +403,28 @@ func (c *Ctx) deleteEntries(b *storage.Batch, m *storage.Metadata, es []*streamE
 	}
 }
 
-// fixFirstID sets the stream's first ID after deletions.
-func (c *Ctx) fixFirstID(m *storage.Metadata) bool {
-	if m.Size == 0 {
+// fixFirstID sets the stream's first ID after the deletion of gone (in
+// ID order), which the storage still holds; added (nil: none) is an
+// entry after all others that it does not hold yet.
+func (c *Ctx) fixFirstID(m *storage.Metadata, gone []*streamEntry, added *streamEntry) bool {
+	if m.Size <= uint64(len(gone)) {
 		m.Stream.FirstID = streamID{}
 		return true
 	}
-	e, ok := c.edgeEntry(m, false)
-	if ok && e != nil {
-		m.Stream.FirstID = e.id
+	deleted := make(map[streamID]bool, len(gone))
+	for _, e := range gone {
+		deleted[e.id] = true
 	}
-	return ok
+	if added != nil && !deleted[added.id] {
+		m.Stream.FirstID = added.id
+	}
+	return c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
+		if deleted[e.id] {
+			return true
+		}
+		m.Stream.FirstID = e.id
+		return false
+	})
 }
 
 // trimArgs are the trimming options of XADD and XTRIM.
@@ -530,8 +541,10 @@ func (c *Ctx) finishTrimArgs(t trimArgs, limitGiven, xadd bool, idAt int, id str
 // trim trims the stream m (metadata updated) as Redis's streamTrim does:
 // whole nodes while they fall entirely outside what is kept, then, unless
 // approx, single entries; LIMIT bounds the entries a trim with approx
-// deletes. It returns how many entries it deleted.
-func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs) (int64, bool) {
+// deletes. added is the entry XADD just wrote to b (nil for XTRIM),
+// which the storage does not hold yet. It returns how many entries it
+// deleted.
+func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *streamEntry) (int64, bool) {
 	if t.strategy == 'M' && int64(m.Size) <= t.maxLen {
 		return 0, true
 	}
@@ -540,26 +553,30 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs) (int64, b
 	}
 	// The nodes, from the first one: their entries.
 	var nodes [][]*streamEntry
-	if !c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
+	add := func(e *streamEntry) bool {
 		if len(nodes) == 0 || nodes[len(nodes)-1][0].node != e.node {
 			nodes = append(nodes, nil)
 		}
 		nodes[len(nodes)-1] = append(nodes[len(nodes)-1], e)
 		return true
-	}) {
+	}
+	if !c.scanEntries(m, streamID{}, maxStreamID, false, add) {
 		return 0, false
+	}
+	if added != nil {
+		add(added)
 	}
 	length := int64(m.Size)
 	var gone []*streamEntry
 	deleted := int64(0)
 	for _, node := range nodes {
-		if t.limit != 0 && deleted >= t.limit {
-			break
-		}
 		if t.strategy == 'M' && length <= t.maxLen {
 			break
 		}
 		entries := int64(len(node))
+		if t.limit != 0 && deleted+entries > t.limit {
+			break
+		}
 		var remove bool
 		if t.strategy == 'M' {
 			remove = length-entries >= t.maxLen
@@ -588,10 +605,10 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs) (int64, b
 	if len(gone) == 0 {
 		return 0, true
 	}
-	c.deleteEntries(b, m, gone)
-	if !c.fixFirstID(m) {
+	if !c.fixFirstID(m, gone, added) {
 		return 0, false
 	}
+	c.deleteEntries(b, m, gone)
 	return deleted, true
 }
 
@@ -638,10 +655,12 @@ func cmdXAdd(c *Ctx) {
 	case !seqGiven:
 		if id.Ms == last.Ms {
 			if last.Seq == math.MaxUint64 {
-				id = last // fails below
-			} else {
-				id.Seq = last.Seq + 1
+				// Redis fails here without setting errno, and replies
+				// with this error.
+				c.W.Error("ERR Elements are too large to be stored")
+				return
 			}
+			id.Seq = last.Seq + 1
 		}
 	}
 	b := c.newBatch(storage.TypeStream, storage.CmdXAdd)
@@ -663,9 +682,10 @@ func cmdXAdd(c *Ctx) {
 		c.discard(b)
 		return
 	}
+	added := &streamEntry{id: id, node: m.Stream.TailMaster}
 	codes := []notify.Code{notify.CodeXAdd}
 	if t.strategy != 0 {
-		n, ok := c.trim(b, &m, &t)
+		n, ok := c.trim(b, &m, &t, added)
 		if !ok {
 			c.discard(b)
 			return
@@ -722,17 +742,16 @@ func xrange(c *Ctx, rev bool) {
 			return
 		}
 	}
-	if count == 0 {
-		c.W.NullArray()
-		return
-	}
 	k, unlock, ok := c.lookupOf(c.Args[1], storage.TypeStream, true)
 	defer unlock()
-	if !ok {
+	switch {
+	case !ok:
 		return
-	}
-	if !k.live {
+	case !k.live:
 		c.W.Array(0)
+		return
+	case count == 0:
+		c.W.NullArray()
 		return
 	}
 	es, ok := c.entriesIn(&k.m, start, end, max(count, 0), rev)
@@ -788,14 +807,13 @@ func cmdXDel(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	b := c.newBatch(storage.TypeStream, storage.CmdXDel)
-	c.deleteEntries(b, &m, gone)
-	if m.Size == 0 || firstGone {
-		if !c.fixFirstID(&m) {
-			c.discard(b)
+	if uint64(len(gone)) == m.Size || firstGone {
+		if !c.fixFirstID(&m, gone, nil) {
 			return
 		}
 	}
+	b := c.newBatch(storage.TypeStream, storage.CmdXDel)
+	c.deleteEntries(b, &m, gone)
 	c.put(b, key, &k, m, notify.CodeXDel)
 	if c.commit(b) {
 		c.W.Int(int64(len(gone)))
@@ -819,7 +837,7 @@ func cmdXTrim(c *Ctx) {
 	}
 	m := k.m
 	b := c.newBatch(storage.TypeStream, storage.CmdXTrim)
-	n, ok := c.trim(b, &m, &t)
+	n, ok := c.trim(b, &m, &t, nil)
 	if !ok || n == 0 {
 		c.discard(b)
 		if ok {
@@ -878,10 +896,6 @@ func cmdXSetID(c *Ctx) {
 		return
 	}
 	m := k.m
-	if id.Less(m.Stream.MaxDeleted) {
-		c.W.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
-		return
-	}
 	if m.Size > 0 {
 		e, ok := c.edgeEntry(&m, true)
 		if !ok {
