@@ -381,7 +381,7 @@ func cmdXRead(c *Ctx) {
 				return true
 			}
 		}
-		served, ok := c.xreadServe(streams, count, group, consumer, noack)
+		served, ok := c.xreadServe(streams, count, group, consumer, noack, ready)
 		if !ok || served {
 			return true
 		}
@@ -456,8 +456,10 @@ func (c *Ctx) xreadParseIDs(streams []xreadStream, at int, xreadgroup bool, grou
 }
 
 // xreadServe replies to XREAD or XREADGROUP if any stream has something
-// for it, and reports whether it did.
-func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []byte, noack bool) (served, ok bool) {
+// for it, and reports whether it did. A blocked command woken by a write
+// to ready looks at that stream alone, as Redis's does, and fails when
+// its group is gone.
+func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []byte, noack bool, ready []byte) (served, ok bool) {
 	type result struct {
 		key     []byte
 		entries []*streamEntry
@@ -468,11 +470,16 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 	wrote := false
 	for i := range streams {
 		s := &streams[i]
+		if ready != nil && !bytes.Equal(s.key, ready) {
+			continue
+		}
 		k, ok := c.read(s.key)
 		if !ok {
 			return false, false
 		}
-		c.lookedUp(s.key, k.live)
+		if ready == nil {
+			c.lookedUp(s.key, k.live)
+		}
 		if !k.live || k.m.Type != storage.TypeStream {
 			continue
 		}
@@ -497,7 +504,12 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 			return false, false
 		}
 		if !found {
-			continue // destroyed while it waited
+			// Destroyed while it waited.
+			if b != nil {
+				c.discard(b)
+			}
+			c.W.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			return true, true
 		}
 		if b == nil {
 			b = c.newBatch(storage.TypeStream, storage.CmdXReadGroup)
@@ -517,6 +529,10 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 				serve, gt = true, g.LastID
 			}
 		}
+		if !serve {
+			continue
+		}
+		// The consumer is looked up, and made, only to serve it.
 		exists, ok := c.consumerExists(&m, group, consumer)
 		if !ok {
 			return false, false
@@ -525,11 +541,9 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 		if !exists {
 			codes = append(codes, notify.CodeXGroupCreateConsumer)
 		}
-		if serve || !exists {
-			c.putConsumer(b, &m, group, consumer)
-		}
+		c.putConsumer(b, &m, group, consumer)
 		r := result{key: s.key}
-		if serve {
+		{
 			start, _ := incrID(gt)
 			if history {
 				n := int64(0)
@@ -577,10 +591,8 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 			}
 			results = append(results, r)
 		}
-		if serve || !exists {
-			c.put(b, s.key, &k, m, codes...)
-			wrote = true
-		}
+		c.put(b, s.key, &k, m, codes...)
+		wrote = true
 	}
 	switch {
 	case wrote:
