@@ -261,12 +261,12 @@ func groupLag(m *storage.Metadata, g *storage.StreamGroup) (int64, bool) {
 
 // errNoGroup is the NOGROUP error of XPENDING, XCLAIM and XAUTOCLAIM.
 func (c *Ctx) errNoGroup(key, group []byte) {
-	c.errorf("NOGROUP No such key '%s' or consumer group '%s'", key, group)
+	c.errorf("NOGROUP No such key '%s' or consumer group '%s'", cString(key), cString(group))
 }
 
 // errNoGroupForKey is the NOGROUP error of XGROUP and XINFO.
 func (c *Ctx) errNoGroupForKey(key, group []byte) {
-	c.errorf("NOGROUP No such consumer group '%s' for key name '%s'", group, key)
+	c.errorf("NOGROUP No such consumer group '%s' for key name '%s'", cString(group), cString(key))
 }
 
 // putConsumer writes consumer of group with its seen time; created
@@ -303,11 +303,11 @@ func cmdXRead(c *Ctx) {
 	var group, consumer []byte
 	for i := 1; i < len(c.Args); i++ {
 		more := len(c.Args) - i - 1
-		opt := lower(c.Args[i])
+		opt := keyword(c.Args[i])
 		switch {
 		case opt == "block" && more > 0:
 			if c.scripted {
-				c.errorf("ERR %s command is not allowed with BLOCK option from scripts", c.Args[0])
+				c.errorf("ERR %s command is not allowed with BLOCK option from scripts", cString(c.Args[0]))
 				return
 			}
 			i++
@@ -425,12 +425,12 @@ func (c *Ctx) xreadParseIDs(streams []xreadStream, at int, xreadgroup bool, grou
 				}
 			}
 			if !found {
-				c.errorf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", s.key, group)
+				c.errorf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", cString(s.key), cString(group))
 				return false
 			}
 		}
 		switch {
-		case string(arg) == "$":
+		case string(cString(arg)) == "$":
 			if xreadgroup {
 				c.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 				return false
@@ -439,7 +439,7 @@ func (c *Ctx) xreadParseIDs(streams []xreadStream, at int, xreadgroup bool, grou
 			if k.live {
 				s.id = k.m.Stream.LastID
 			}
-		case string(arg) == ">":
+		case string(cString(arg)) == ">":
 			if !xreadgroup {
 				c.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 				return false
@@ -450,6 +450,8 @@ func (c *Ctx) xreadParseIDs(streams []xreadStream, at int, xreadgroup bool, grou
 			if s.id, ok = c.streamIDArg(at+i, 0); !ok {
 				return false
 			}
+			// The greatest ID is how Redis marks ">".
+			s.newer = xreadgroup && s.id == maxStreamID
 		}
 	}
 	return true
@@ -467,7 +469,6 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 	}
 	var results []result
 	var b *storage.Batch
-	wrote := false
 	for i := range streams {
 		s := &streams[i]
 		if ready != nil && !bytes.Equal(s.key, ready) {
@@ -592,14 +593,14 @@ func (c *Ctx) xreadServe(streams []xreadStream, count int64, group, consumer []b
 			results = append(results, r)
 		}
 		c.put(b, s.key, &k, m, codes...)
-		wrote = true
-	}
-	switch {
-	case wrote:
+		// Committed at once, so that the same key named again reads
+		// what this one did, as in Redis.
 		if !c.commit(b) {
 			return false, false
 		}
-	case b != nil:
+		b = nil
+	}
+	if b != nil {
 		c.discard(b)
 	}
 	if len(results) == 0 {
@@ -700,7 +701,7 @@ func cmdXPending(c *Ctx) {
 	var consumer []byte
 	if n >= 6 {
 		at := 3
-		if strings.EqualFold(string(c.Args[3]), "idle") {
+		if keyword(c.Args[3]) == "idle" {
 			v, ok := c.intArg(4)
 			if !ok {
 				return
@@ -883,7 +884,7 @@ func cmdXClaim(c *Ctx) {
 	var lastID streamID
 	for ; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
-		opt := lower(c.Args[j])
+		opt := keyword(c.Args[j])
 		switch {
 		case opt == "force":
 			force = true
@@ -919,7 +920,7 @@ func cmdXClaim(c *Ctx) {
 				return
 			}
 		default:
-			c.errorf("ERR Unrecognized XCLAIM option '%s'", c.Args[j])
+			c.errorf("ERR Unrecognized XCLAIM option '%s'", cString(c.Args[j]))
 			return
 		}
 	}
@@ -1031,7 +1032,7 @@ func cmdXAutoClaim(c *Ctx) {
 	justID := false
 	for j := 6; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
-		opt := lower(c.Args[j])
+		opt := keyword(c.Args[j])
 		switch {
 		case opt == "count" && more > 0:
 			v, ok := parseInt(c.Args[j+1])
@@ -1158,7 +1159,7 @@ func (c *Ctx) xgroupKey(mkstream bool) (k keyState, ok bool) {
 
 // xgroupSyntaxError is Redis's addReplySubcommandSyntaxError for XGROUP.
 func (c *Ctx) subcommandSyntaxError() {
-	c.errorf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", c.Args[1], strings.ToUpper(c.Spec.parentName()))
+	c.errorf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", cString(c.Args[1]), strings.ToUpper(c.Spec.parentName()))
 }
 
 // entriesReadArg parses an ENTRIESREAD value.
@@ -1177,7 +1178,7 @@ func (c *Ctx) entriesReadArg(i int) (int64, bool) {
 // groupID parses the ID of XGROUP CREATE and SETID ("$": the stream's
 // last ID); strict for CREATE.
 func (c *Ctx) groupID(k *keyState, strict bool) (streamID, bool) {
-	if string(c.Args[4]) == "$" {
+	if string(cString(c.Args[4])) == "$" {
 		if k.live {
 			return k.m.Stream.LastID, true
 		}
@@ -1194,7 +1195,7 @@ func cmdXGroupCreate(c *Ctx) {
 	mkstream := false
 	entriesRead := int64(entriesReadInvalid)
 	for i := 5; i < len(c.Args); {
-		switch opt := lower(c.Args[i]); {
+		switch opt := keyword(c.Args[i]); {
 		case opt == "mkstream":
 			mkstream = true
 			i++
@@ -1271,7 +1272,7 @@ func cmdXGroupSetID(c *Ctx) {
 	}
 	entriesRead := int64(entriesReadInvalid)
 	if len(c.Args) == 7 {
-		if !strings.EqualFold(string(c.Args[5]), "entriesread") {
+		if keyword(c.Args[5]) != "entriesread" {
 			c.subcommandSyntaxError()
 			return
 		}
@@ -1602,12 +1603,12 @@ func cmdXInfoStream(c *Ctx) {
 	full := len(opts) > 0
 	count := int64(10)
 	if full {
-		if len(opts) != 1 && len(opts) != 3 || !strings.EqualFold(string(opts[0]), "full") {
+		if len(opts) != 1 && len(opts) != 3 || keyword(opts[0]) != "full" {
 			c.subcommandSyntaxError()
 			return
 		}
 		if len(opts) == 3 {
-			if !strings.EqualFold(string(opts[1]), "count") {
+			if keyword(opts[1]) != "count" {
 				c.subcommandSyntaxError()
 				return
 			}

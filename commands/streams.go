@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/storage"
@@ -132,6 +131,7 @@ func parseStreamID(arg []byte, missingSeq uint64, strict bool, seqGiven *bool) (
 	if len(arg) > 127 {
 		return streamID{}, false
 	}
+	arg = cString(arg) // Redis parses a C string
 	if strict && len(arg) == 1 && (arg[0] == '-' || arg[0] == '+') {
 		return streamID{}, false
 	}
@@ -416,7 +416,7 @@ func (c *Ctx) fixFirstID(m *storage.Metadata, gone []*streamEntry, added *stream
 		deleted[e.id] = true
 	}
 	if added != nil && !deleted[added.id] {
-		m.Stream.FirstID = added.id
+		m.Stream.FirstID = added.id // unless the scan finds an earlier one
 	}
 	return c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
 		if deleted[e.id] {
@@ -445,9 +445,9 @@ func (c *Ctx) parseTrimArgs(i int, xadd bool) (t trimArgs, idAt int, id streamID
 	args := c.Args
 	for ; i < len(args); i++ {
 		more := len(args) - 1 - i
-		opt := lower(args[i])
+		opt := keyword(args[i])
 		switch {
-		case xadd && opt == "*":
+		case xadd && string(cString(args[i])) == "*":
 			idAt = i
 			return c.finishTrimArgs(t, limitGiven, xadd, idAt, id, false, false, noMkStream)
 		case (opt == "maxlen" || opt == "minid") && more > 0:
@@ -563,7 +563,8 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 	if !c.scanEntries(m, streamID{}, maxStreamID, false, add) {
 		return 0, false
 	}
-	if added != nil {
+	// A transaction's batch, which the scan reads, may hold added.
+	if last := len(nodes) - 1; added != nil && (last < 0 || nodes[last][len(nodes[last])-1].id != added.id) {
 		add(added)
 	}
 	length := int64(m.Size)
@@ -730,7 +731,7 @@ func xrange(c *Ctx, rev bool) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {
-		if strings.EqualFold(string(c.Args[j]), "count") && j+1 < len(c.Args) {
+		if keyword(c.Args[j]) == "count" && j+1 < len(c.Args) {
 			n, ok := c.intArg(j + 1)
 			if !ok {
 				return
@@ -821,6 +822,10 @@ func cmdXDel(c *Ctx) {
 }
 
 func cmdXTrim(c *Ctx) {
+	t, _, _, _, _, _, ok := c.parseTrimArgs(2, false)
+	if !ok {
+		return
+	}
 	key := c.Args[1]
 	defer c.lock(key)()
 	k, ok := c.readOf(key, storage.TypeStream)
@@ -829,10 +834,6 @@ func cmdXTrim(c *Ctx) {
 	}
 	if !k.live {
 		c.W.Int(0)
-		return
-	}
-	t, _, _, _, _, _, ok := c.parseTrimArgs(2, false)
-	if !ok {
 		return
 	}
 	m := k.m
@@ -859,7 +860,7 @@ func cmdXSetID(c *Ctx) {
 	entriesAdded := int64(-1)
 	var maxDel streamID
 	for i := 3; i < len(c.Args); i += 2 {
-		opt := lower(c.Args[i])
+		opt := keyword(c.Args[i])
 		more := i+1 < len(c.Args)
 		switch {
 		case opt == "entriesadded" && more:
