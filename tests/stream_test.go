@@ -172,10 +172,12 @@ func TestStreamReplica(t *testing.T) {
 	}
 }
 
-// TestStreamKeys: SCAN's TYPE filter finds streams, and DUMP of a
-// stream fails clearly (Cairn does not write a stream's RDB form yet).
+// TestStreamKeys: SCAN's TYPE filter finds streams, DUMP of a stream
+// fails clearly (Cairn does not write a stream's RDB form yet), and
+// deleting, renaming, copying and trimming streams with groups leaves no
+// record behind (DEBUG CHECK-VALUES).
 func TestStreamKeys(t *testing.T) {
-	n := StartCairn(t)
+	n := StartCairnEnv(t, leDebug)
 	c := n.Client()
 	cx := ctx(t)
 	must(t, c.XAdd(cx, &redis.XAddArgs{Stream: "s1", Values: []string{"a", "b"}}).Err())
@@ -190,7 +192,21 @@ func TestStreamKeys(t *testing.T) {
 	if err := c.Dump(cx, "s1").Err(); err == nil || !strings.Contains(err.Error(), "stream") {
 		t.Fatalf("DUMP of a stream: %v", err)
 	}
-	if got := n.Raw().Do("DEBUG", "CHECK-VALUES"); strings.HasPrefix(got, "-ERR") && !strings.Contains(got, "not allowed") {
+	raw := n.Raw()
+	for _, cmd := range [][]string{
+		{"XGROUP", "CREATE", "s1", "g", "0"}, {"XGROUP", "CREATE", "s1", "h", "0"},
+		{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s1", ">"}, {"XGROUP", "CREATECONSUMER", "s1", "h", "d"},
+		{"COPY", "s1", "s3"}, {"RENAME", "s1", "s4"}, {"XGROUP", "DESTROY", "s4", "g"}, {"XGROUP", "DELCONSUMER", "s3", "g", "c"},
+		{"XTRIM", "s3", "MAXLEN", "0"}, {"DEL", "s2", "s4"}, {"SET", "s3", "x"},
+	} {
+		if got := raw.Do(cmd...); strings.HasPrefix(got, "-") {
+			t.Fatalf("%q: %q", cmd, got)
+		}
+	}
+	if got := raw.Do("DEBUG", "CHECK-VALUES"); !strings.HasPrefix(got, ":") {
 		t.Fatalf("DEBUG CHECK-VALUES: %q", got)
+	}
+	if got := raw.Do("DBSIZE"); got != ":2\r\n" {
+		t.Fatalf("DBSIZE: %q", got)
 	}
 }
