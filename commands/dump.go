@@ -59,9 +59,9 @@ func cmdDump(c *Ctx) {
 			c.W.Bulk(rdb.EncodeZSet(members))
 		}
 	case k.m.Type == storage.TypeStream:
-		// Redis's RDB form of a stream (listpacks in a radix tree) is not
-		// written yet.
-		c.W.Error("ERR DUMP of a stream is not supported by Cairn yet")
+		if s, ok := c.dumpStream(&k.m); ok {
+			c.W.Bulk(rdb.EncodeStream(s))
+		}
 	default:
 		if c.loadValue(key, &k) {
 			c.W.Bulk(rdb.EncodeString(k.m.Value))
@@ -179,6 +179,11 @@ func cmdRestore(c *Ctx) {
 		c.pushElements(b, &m, false, value.List...)
 		c.put(b, key, &k, m, notify.CodeRestore)
 		if c.commit(b) {
+			c.W.OK()
+		}
+		return
+	case rdb.TypeStream:
+		if c.restoreStream(key, &k, value.Stream, ttl) {
 			c.W.OK()
 		}
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/notify"
+	"github.com/cairnkv/cairn/rdb"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -1739,4 +1740,75 @@ func cmdXInfoStream(c *Ctx) {
 			}
 		}
 	}
+}
+
+// rdbID and storageID convert stream IDs between the rdb and storage
+// packages.
+func rdbID(id streamID) rdb.StreamID     { return rdb.StreamID{Ms: id.Ms, Seq: id.Seq} }
+func storageID(id rdb.StreamID) streamID { return streamID{Ms: id.Ms, Seq: id.Seq} }
+
+// dumpStream reads the whole stream m for DUMP.
+func (c *Ctx) dumpStream(m *storage.Metadata) (*rdb.Stream, bool) {
+	s := &rdb.Stream{Length: m.Size, LastID: rdbID(m.Stream.LastID), FirstID: rdbID(m.Stream.FirstID),
+		MaxDeleted: rdbID(m.Stream.MaxDeleted), EntriesAdded: m.Stream.EntriesAdded}
+	if !c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
+		s.Entries = append(s.Entries, rdb.StreamEntry{ID: rdbID(e.id), Node: rdbID(e.node), Pairs: e.pairs})
+		return true
+	}) {
+		return nil, false
+	}
+	gs, ok := c.groups(m)
+	if !ok {
+		return nil, false
+	}
+	for _, g := range gs {
+		rg := rdb.StreamGroup{Name: g.name, LastID: rdbID(g.LastID), EntriesRead: g.EntriesRead}
+		all, ok := c.allPending(m, g.name, nil)
+		if !ok {
+			return nil, false
+		}
+		for _, p := range all {
+			rg.Pending = append(rg.Pending, rdb.StreamPending{ID: rdbID(p.id), DeliveryTime: p.DeliveryTime, DeliveryCount: p.Deliveries, Consumer: p.Consumer})
+		}
+		cs, ok := c.consumers(m, g.name)
+		if !ok {
+			return nil, false
+		}
+		for _, cn := range cs {
+			rg.Consumers = append(rg.Consumers, rdb.StreamConsumer{Name: cn.name, SeenTime: cn.seen})
+		}
+		s.Groups = append(s.Groups, rg)
+	}
+	return s, true
+}
+
+// restoreStream commits RESTORE's write of the stream s at key (k: its
+// state, made not live), expiring at ttl (0: never): its entries in the
+// nodes the payload had them in, the last one the tail node.
+func (c *Ctx) restoreStream(key []byte, k *keyState, s *rdb.Stream, ttl int64) bool {
+	m := storage.Metadata{Type: storage.TypeStream, Version: storage.NewHashID(), ExpireAt: ttl, Size: uint64(len(s.Entries))}
+	m.Stream = storage.StreamMeta{LastID: storageID(s.LastID), FirstID: storageID(s.FirstID), MaxDeleted: storageID(s.MaxDeleted),
+		EntriesAdded: s.EntriesAdded, Groups: uint64(len(s.Groups))}
+	b := c.newBatch(storage.TypeStream, storage.CmdRestore)
+	for _, e := range s.Entries {
+		b.PutField(c.ns(), m.Version, storage.StreamEntryField(storageID(e.ID)), storage.EncodeStreamEntry(storageID(e.Node), e.Pairs))
+	}
+	if t := s.Tail; len(s.Entries) > 0 && t.Live > 0 {
+		m.Stream.TailMaster = storageID(t.Master)
+		m.Stream.TailLive, m.Stream.TailDeleted = t.Live, t.Deleted
+		m.Stream.TailBytes = t.Bytes - min(t.Bytes, lpIntSize(int64(t.Live))+lpIntSize(int64(t.Deleted)))
+		b.PutField(c.ns(), m.Version, storage.StreamMasterField(), storage.EncodeStreamEntry(streamID{}, t.Fields))
+	}
+	for _, g := range s.Groups {
+		b.PutField(c.ns(), m.Version, storage.StreamGroupField(g.Name), storage.StreamGroup{LastID: storageID(g.LastID), EntriesRead: g.EntriesRead}.Encode())
+		for _, cn := range g.Consumers {
+			b.PutField(c.ns(), m.Version, storage.StreamConsumerField(g.Name, cn.Name), storage.EncodeStreamConsumer(cn.SeenTime))
+		}
+		for _, p := range g.Pending {
+			b.PutField(c.ns(), m.Version, storage.StreamPendingField(g.Name, storageID(p.ID)),
+				storage.StreamPending{DeliveryTime: p.DeliveryTime, Deliveries: p.DeliveryCount, Consumer: p.Consumer}.Encode())
+		}
+	}
+	c.put(b, key, k, m, notify.CodeRestore)
+	return c.commit(b)
 }
