@@ -1332,6 +1332,7 @@ func cmdXGroupDestroy(c *Ctx) {
 	}
 	m.Stream.Groups--
 	c.put(b, key, &k, m, notify.CodeXGroupDestroy)
+	c.keyWritten(storage.TypeStream, key) // its XREADGROUP waiters fail
 	if c.commit(b) {
 		c.W.Int(1)
 	}

@@ -696,6 +696,7 @@ func cmdXAdd(c *Ctx) {
 		}
 	}
 	c.put(b, key, &k, m, codes...)
+	c.keyWritten(storage.TypeStream, key)
 	if c.commit(b) {
 		c.W.Bulk(formatID(id))
 	}

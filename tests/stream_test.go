@@ -83,6 +83,18 @@ func TestBlockingStreamsMatchRedis(t *testing.T) {
 				"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g",
 				"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g")
 
+			// XGROUP SETID wakes no waiter; the next XADD serves it from
+			// the group's new last ID.
+			sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
+			blocked(1)
+			w.Expect("+OK\r\n", "XGROUP", "SETID", "g", "grp", "0")
+			w.Expect(":1\r\n", "EXISTS", "g")
+			blocked(1)
+			w.Expect("$3\r\n3-0\r\n", "XADD", "g", "3", "f", "v")
+			gEntry := func(id string) string { return "*2\r\n$3\r\n" + id + "\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n" }
+			reply(a, "XREADGROUP after SETID", "*1\r\n*2\r\n$1\r\ng\r\n*3\r\n"+gEntry("1-0")+gEntry("2-0")+gEntry("3-0"))
+			step("SETID then XADD", "__keyevent@0__:xgroup-setid=g", "__keyevent@0__:xadd=g")
+
 			// A waiter whose group is destroyed fails.
 			sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
 			blocked(1)
