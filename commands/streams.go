@@ -551,32 +551,18 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 	if t.strategy == 'I' && !m.Stream.FirstID.Less(t.minID) && m.Size > 0 {
 		return 0, true
 	}
-	// The nodes, from the first one: their entries.
-	var nodes [][]*streamEntry
-	add := func(e *streamEntry) bool {
-		if len(nodes) == 0 || nodes[len(nodes)-1][0].node != e.node {
-			nodes = append(nodes, nil)
-		}
-		nodes[len(nodes)-1] = append(nodes[len(nodes)-1], e)
-		return true
-	}
-	if !c.scanEntries(m, streamID{}, maxStreamID, false, add) {
-		return 0, false
-	}
-	// A transaction's batch, which the scan reads, may hold added.
-	if last := len(nodes) - 1; added != nil && (last < 0 || nodes[last][len(nodes[last])-1].id != added.id) {
-		add(added)
-	}
 	length := int64(m.Size)
 	var gone []*streamEntry
 	deleted := int64(0)
-	for _, node := range nodes {
+	// visit decides on a whole node, from the first one on, and reports
+	// whether the next one may go too: the walk reads no further.
+	visit := func(node []*streamEntry) bool {
 		if t.strategy == 'M' && length <= t.maxLen {
-			break
+			return false
 		}
 		entries := int64(len(node))
 		if t.limit != 0 && deleted+entries > t.limit {
-			break
+			return false
 		}
 		var remove bool
 		if t.strategy == 'M' {
@@ -588,10 +574,10 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 			gone = append(gone, node...)
 			length -= entries
 			deleted += entries
-			continue
+			return true
 		}
 		if t.approx {
-			break
+			return false
 		}
 		for _, e := range node {
 			if t.strategy == 'M' && length <= t.maxLen || t.strategy == 'I' && !e.id.Less(t.minID) {
@@ -601,7 +587,29 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 			length--
 			deleted++
 		}
-		break
+		return false
+	}
+	var cur []*streamEntry // the node being read
+	walking := true
+	next := func(e *streamEntry) bool {
+		if len(cur) > 0 && cur[0].node != e.node {
+			if walking = visit(cur); !walking {
+				return false
+			}
+			cur = nil
+		}
+		cur = append(cur, e)
+		return true
+	}
+	if !c.scanEntries(m, streamID{}, maxStreamID, false, next) {
+		return 0, false
+	}
+	// A transaction's batch, which the scan reads, may hold added.
+	if walking && added != nil && (len(cur) == 0 || cur[len(cur)-1].id != added.id) {
+		next(added)
+	}
+	if walking && len(cur) > 0 {
+		visit(cur)
 	}
 	if len(gone) == 0 {
 		return 0, true
