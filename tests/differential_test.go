@@ -2247,7 +2247,7 @@ var diffBuilders = []diffBuilder{
 	// Streams, over keys of their own (streamKey): XADD with trimming, the
 	// range reads, XDEL, XTRIM, XSETID, XREAD without BLOCK, consumer
 	// groups (XPENDING's summary and XINFO without idle times).
-	{6, func(g *diffGen) []string {
+	{3, func(g *diffGen) []string {
 		args := []string{g.word("xadd"), g.streamKey(false)}
 		if g.chance(0.1) {
 			args = append(args, g.opt("nomkstream"))
@@ -2264,7 +2264,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{3, func(g *diffGen) []string {
+	{2, func(g *diffGen) []string {
 		name := g.pick([]string{"xrange", "xrevrange"})
 		args := []string{g.word(name), g.streamKey(true), g.streamBound(), g.streamBound()}
 		if g.chance(0.4) {
@@ -2272,11 +2272,11 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string { return []string{g.word("xlen"), g.streamKey(true)} }},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string { return []string{g.word("xlen"), g.streamKey(true)} }},
+	{1, func(g *diffGen) []string {
 		return append([]string{g.word("xdel"), g.streamKey(false)}, g.several(1, 3, func() string { return g.streamID(false) })...)
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		return append([]string{g.word("xtrim"), g.streamKey(false)}, g.streamTrim()...)
 	}},
 	{1, func(g *diffGen) []string {
@@ -2289,7 +2289,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		args := []string{g.word("xread")}
 		if g.chance(0.3) {
 			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0", "-1"}))
@@ -2301,7 +2301,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{3, func(g *diffGen) []string {
+	{2, func(g *diffGen) []string {
 		sub := g.pick([]string{"create", "create", "setid", "destroy", "createconsumer", "delconsumer"})
 		key, group := g.streamKey(sub != "create"), g.streamGroup()
 		switch sub {
@@ -2325,7 +2325,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return []string{g.word("xgroup"), g.word(sub), key, group, g.streamConsumer()}
 	}},
-	{4, func(g *diffGen) []string {
+	{2, func(g *diffGen) []string {
 		args := []string{g.word("xreadgroup"), g.opt("group"), g.streamGroup(), g.streamConsumer()}
 		if g.chance(0.4) {
 			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0"}))
@@ -2340,10 +2340,10 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		return append([]string{g.word("xack"), g.streamKey(true), g.streamGroup()}, g.several(1, 3, func() string { return g.streamID(false) })...)
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		args := []string{g.word("xclaim"), g.streamKey(true), g.streamGroup(), g.streamConsumer(), g.pick([]string{"0", "0", "100000", "x"})}
 		args = append(args, g.several(1, 3, func() string { return g.streamID(false) })...)
 		for n := g.rng.IntN(3); n > 0; n-- {
@@ -2362,7 +2362,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		args := []string{g.word("xautoclaim"), g.streamKey(true), g.streamGroup(), g.streamConsumer(), g.pick([]string{"0", "0", "100000", "x"}), g.streamBound()}
 		if g.chance(0.4) {
 			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0", "x"}))
@@ -2372,7 +2372,7 @@ var diffBuilders = []diffBuilder{
 		}
 		return args
 	}},
-	{2, func(g *diffGen) []string {
+	{1, func(g *diffGen) []string {
 		switch g.rng.IntN(3) {
 		case 0:
 			return []string{g.word("xpending"), g.streamKey(true), g.streamGroup()}
