@@ -58,6 +58,10 @@ func cmdDump(c *Ctx) {
 			}
 			c.W.Bulk(rdb.EncodeZSet(members))
 		}
+	case k.m.Type == storage.TypeStream:
+		if s, ok := c.dumpStream(&k.m); ok {
+			c.W.Bulk(rdb.EncodeStream(s))
+		}
 	default:
 		if c.loadValue(key, &k) {
 			c.W.Bulk(rdb.EncodeString(k.m.Value))
@@ -175,6 +179,11 @@ func cmdRestore(c *Ctx) {
 		c.pushElements(b, &m, false, value.List...)
 		c.put(b, key, &k, m, notify.CodeRestore)
 		if c.commit(b) {
+			c.W.OK()
+		}
+		return
+	case rdb.TypeStream:
+		if c.restoreStream(key, &k, value.Stream, ttl) {
 			c.W.OK()
 		}
 		return

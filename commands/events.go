@@ -61,7 +61,11 @@ func (c *Ctx) put(b *storage.Batch, key []byte, k *keyState, m storage.Metadata,
 	}
 	c.stage(b, key, append(all, codes...))
 	m = b.PutMeta(c.ns(), key, k.old(), m)
-	if m.Type == storage.TypeList || m.Type == storage.TypeZSet {
+	// A stream's waiters wake when a key is made (RENAME, COPY, RESTORE,
+	// XGROUP CREATE ... MKSTREAM), as Redis's dbAdd signals it, and on
+	// XADD and XGROUP DESTROY (which call keyWritten), not on its other
+	// writes.
+	if m.Type == storage.TypeList || m.Type == storage.TypeZSet || m.Type == storage.TypeStream && !k.live {
 		c.keyWritten(m.Type, key)
 	}
 	if c.txn != nil {

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"sync"
@@ -35,6 +36,9 @@ type listWaiters struct {
 // A listWaiter is one blocked command.
 type listWaiter struct {
 	keys []string // namespaced
+	// reads marks a command that only reads (XREAD): it keeps waiting on
+	// a replica, whose applied writes serve it.
+	reads bool
 	// wake carries the ready key and the channel for the answer; it is
 	// sent to once per registration, by whoever removed the waiter from
 	// the queues.
@@ -57,12 +61,15 @@ type listWake struct {
 const errDemoted = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
 
 // waitKey is the key in listWaiters of the waiters for a list (t
-// TypeList) or a sorted set (TypeZSet) at ns's key: a client blocked on a
+// TypeList), a sorted set (TypeZSet) or a stream (TypeStream) at ns's key: a client blocked on a
 // list waits while a sorted set is there, and the reverse, as in Redis.
 func waitKey(t storage.Type, ns string, key []byte) string {
 	sep := "\x00"
-	if t == storage.TypeZSet {
+	switch t {
+	case storage.TypeZSet:
 		sep = "\x01"
+	case storage.TypeStream:
+		sep = "\x02"
 	}
 	return ns + sep + string(key)
 }
@@ -244,7 +251,7 @@ func (c *Ctx) blockOn(t storage.Type, keys, extra [][]byte, timeout time.Duratio
 		inTxn()
 		return
 	}
-	w := &listWaiter{wake: make(chan listWake, 1)}
+	w := &listWaiter{wake: make(chan listWake, 1), reads: c.Spec.Flags&FlagWrite == 0}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if wk := waitKey(t, c.ns(), k); !seen[wk] {
@@ -311,7 +318,7 @@ func (c *Ctx) tryServe(w *listWaiter, keys, extra [][]byte, ready []byte, try fu
 		return true, false
 	}
 	defer unlock()
-	if c.replica() {
+	if c.replica() && !w.reads {
 		return false, true
 	}
 	c.Env.lists.add(w, true)
@@ -383,4 +390,43 @@ func cmdBLMPop(c *Ctx) {
 	c.blockOn(storage.TypeList, keys, nil, timeout, c.W.NullArray, c.W.NullArray, func(ready []byte) bool {
 		return c.popFirst(readyFirst(ready, keys), left, count, true, storage.CmdLMPop)
 	})
+}
+
+// Written implements storage.WriteObserver for the Env: the client
+// registry's watches and tracking hear every committed write, and on a
+// replica the primary's writes to streams that clients wait on (XREAD
+// BLOCK) serve those clients, as Redis's replicas do. It runs inside the
+// commit section, so the waiters are served by a goroutine of their own.
+func (e *Env) Written(writes iter.Seq[storage.Write]) {
+	e.Clients.Written(writes)
+	if e.lists.count.Load() == 0 || !e.isReplica() {
+		return
+	}
+	var ready []string
+	for w := range writes {
+		if w.MetaKey == nil || w.Deleted {
+			continue
+		}
+		ns, key, err := storage.DecodeMetaKey(w.MetaKey)
+		if err != nil {
+			continue
+		}
+		if k := waitKey(storage.TypeStream, string(ns), key); !slices.Contains(ready, k) && e.lists.has(k) {
+			ready = append(ready, k)
+		}
+	}
+	if len(ready) > 0 {
+		go e.serveReadyLists(&Client{readyLists: ready})
+	}
+}
+
+// Watching implements storage.WriteObserver: the registry's watchers, or
+// clients waiting on a replica's streams.
+func (e *Env) Watching() bool {
+	return e.Clients.Watching() || e.lists.count.Load() > 0 && e.isReplica()
+}
+
+// Flushing implements storage.WriteObserver for the client registry.
+func (e *Env) Flushing(namespaces []string, present func(metaKey []byte) bool) {
+	e.Clients.Flushing(namespaces, present)
 }

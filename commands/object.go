@@ -46,6 +46,8 @@ func objectEncoding(m *storage.Metadata) (encoding string, shared bool) {
 		return listEncoding, false
 	case m.Type == storage.TypeZSet:
 		return zsetEncoding(m), false
+	case m.Type == storage.TypeStream:
+		return "stream", false
 	}
 	n := stringLen(m)
 	if m.Flags&storage.FlagRawEncoding != 0 {

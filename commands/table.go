@@ -84,7 +84,7 @@ func oneKeyCommand(group string) func(name string, arity int, flags Flag, key Ke
 // groupCategory is the ACL category a command's group gives it.
 var groupCategory = map[string]string{"string": "string", "generic": "keyspace", "connection": "connection", "bitmap": "bitmap",
 	"transactions": "transaction", "hash": "hash", "set": "set", "list": "list", "sorted-set": "sortedset", "geo": "geo",
-	"hyperloglog": "hyperloglog"}
+	"hyperloglog": "hyperloglog", "stream": "stream"}
 
 // ACLCategories returns the command's ACL categories (without the '@'),
 // in Redis's order: those its flags imply, as Redis derives them (write,

@@ -241,6 +241,14 @@ var options = []Option{
 		Doc: "Longest member of a sorted set OBJECT ENCODING reports as listpack; a longer one makes it skiplist for good.",
 	},
 	{
+		Name: "stream-node-max-bytes", Kind: KindMemory, Default: "4096", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Bytes of a stream node (a listpack in redis-server) past which new entries start a new node; XADD and XTRIM with ~ trim whole nodes only, as redis-server does. 0: no limit.",
+	},
+	{
+		Name: "stream-node-max-entries", Kind: KindInt, Default: "100", Min: 0, Max: math.MaxInt64, Mutable: true,
+		Doc: "Entries of a stream node past which new entries start a new node (see stream-node-max-bytes). 0: no limit.",
+	},
+	{
 		Name: "hll-sparse-max-bytes", Kind: KindMemory, Default: "3000", Min: 0, Max: math.MaxInt64, Mutable: true,
 		Doc: "Longest a HyperLogLog may grow in its sparse encoding (header included); a PFADD or PFMERGE that would make it longer converts it to the dense one, as redis-server does.",
 	},

@@ -1,7 +1,7 @@
 // Package rdb encodes and decodes the payloads of DUMP and RESTORE: one
 // value in Redis's RDB serialization, followed by the RDB version and a
-// CRC-64 of everything before it. Five types are supported: strings,
-// hashes, sets, lists and sorted sets. Strings are produced with
+// CRC-64 of everything before it. Six types are supported: strings,
+// hashes, sets, lists, sorted sets and streams. Strings are produced with
 // EncodeString and read with DecodeString or Decode; within them, every
 // encoding Redis writes is read (plain, the 8-, 16- and 32-bit integer
 // forms and LZF compression).
@@ -19,9 +19,12 @@
 // Redis 7.0 writes for a large sorted set: binary scores) and read with
 // Decode in each form Redis 7.0 accepts: that one, the listpack (what it
 // writes for a small sorted set) and the older sorted set with scores as
-// text and the ziplist.
+// text and the ziplist. Streams are produced with EncodeStream and read
+// with Decode in Redis 7.0's form, listpacks in a radix tree
+// (RDB_TYPE_STREAM_LISTPACKS_2, stream.go).
 // So a payload from Redis's DUMP restores in Cairn and Cairn's restores
-// in Redis. Other types (streams, modules) are reported as unsupported.
+// in Redis. Other types (older or newer stream forms, modules) are
+// reported as unsupported.
 //
 // Decoding never trusts a length in the payload: it checks it against
 // the bytes present before allocating, so a corrupt payload costs no more

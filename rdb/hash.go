@@ -33,6 +33,8 @@ const (
 	TypeList
 	// TypeZSet is a sorted set, held in Value.ZSet.
 	TypeZSet
+	// TypeStream is a stream, held in Value.Stream.
+	TypeStream
 )
 
 // String returns the name Redis's TYPE command gives the type.
@@ -48,6 +50,8 @@ func (t Type) String() string {
 		return "list"
 	case TypeZSet:
 		return "zset"
+	case TypeStream:
+		return "stream"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -75,6 +79,8 @@ type Value struct {
 	// payload. At least one, no member twice, no NaN score. Members that
 	// Redis stores in binary come out as their decimal text.
 	ZSet []ZMember
+	// Stream is the value of a stream.
+	Stream *Stream
 }
 
 // EncodeHash returns the DUMP payload of the hash whose fields and values
@@ -188,6 +194,9 @@ func Decode(payload []byte, maxLen int64) (Value, error) {
 				v.ZSet, err = zsetMembers(listpackEntries(blob))
 			}
 		}
+	case typeStream2:
+		v.Type = TypeStream
+		v.Stream, err = r.stream(maxLen)
 	default:
 		return Value{}, typeError(typ)
 	}

@@ -571,7 +571,8 @@ func hashErrors() []decodeCase {
 		{"module 1", []byte("\x06\x01"), ErrUnsupportedType},
 		{"module", []byte("\x07\x01"), ErrUnsupportedType},
 		{"stream", []byte("\x0f\x01"), ErrUnsupportedType},
-		{"stream 2", []byte("\x13\x01"), ErrUnsupportedType},
+		{"stream 2 cut short", []byte("\x13\x01"), ErrFormat},
+		{"stream 3 (Redis 7.2)", []byte("\x15\x01"), ErrUnsupportedType},
 		{"unknown type", []byte("\x63"), ErrFormat},
 		{"string with trailing bytes", []byte("\x00\x02hi!"), ErrFormat},
 
@@ -724,6 +725,9 @@ func FuzzDecode(f *testing.F) {
 	for _, c := range redisDumps {
 		f.Add([]byte(c.payload[:len(c.payload)-10]))
 	}
+	if p, err := hex.DecodeString(redisStreamDump); err == nil {
+		f.Add(p[:len(p)-10])
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		v, err := Decode(withFooter(body, Version), 1<<20)
 		if err != nil {
@@ -772,6 +776,11 @@ func FuzzDecode(f *testing.F) {
 			back, err := Decode(EncodeZSet(v.ZSet), 1<<20)
 			if err != nil || back.Type != TypeZSet || !sameZSet(back.ZSet, v.ZSet) {
 				t.Fatalf("re-encoding %v: %v, %v", v.ZSet, back.ZSet, err)
+			}
+		case TypeStream:
+			back, err := Decode(EncodeStream(v.Stream), 1<<20)
+			if err != nil || back.Type != TypeStream || streamSummary(back.Stream) != streamSummary(v.Stream) {
+				t.Fatalf("re-encoding %s: %v", streamSummary(v.Stream), err)
 			}
 		default:
 			t.Fatalf("decoded type %v", v.Type)

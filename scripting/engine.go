@@ -344,12 +344,9 @@ func (v *vm) withOrigin(msg string) string {
 // oneLine replaces the line breaks an error reply cannot carry with
 // spaces, as Redis does.
 func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
-		}
-		return r
-	}, s)
+	// Byte by byte: strings.Map would turn bytes that are not UTF-8 (a
+	// key's, in a NOGROUP error) into U+FFFD.
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 func stringsTable(L *lua.LState, items [][]byte) *lua.LTable {

@@ -373,6 +373,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	hashes := map[value]uint64{} // collections' member counts
 	heads := map[value]uint64{}  // lists' first indices
 	zsets := map[value]*zsetSummary{}
+	streams := map[value]bool{} // only their entries are counted
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -408,6 +409,8 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 				heads[value{string(ns), m.Version}] = m.Head
 			case TypeZSet:
 				zsets[value{string(ns), m.Version}] = &zsetSummary{low: m.ZLow, high: m.ZHigh}
+			case TypeStream:
+				streams[value{string(ns), m.Version}] = true
 			}
 		}
 		return nil
@@ -435,6 +438,9 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 			if err := z.add(k[2+int(k[1])+8:], v); err != nil {
 				return fmt.Errorf("%w (sorted set %x in namespace %q)", err, h.id, h.ns)
 			}
+		}
+		if f := k[2+int(k[1])+8:]; streams[h] && (len(f) == 0 || f[0] != streamEntry) {
+			return nil // a group's record
 		}
 		fields[h]++
 		return nil

@@ -293,7 +293,7 @@ func (e *Engine) CopyFields(b *Batch, ns string, from *Metadata, id uint64) (uin
 	if err != nil {
 		return 0, err
 	}
-	if uint64(len(pairs)) != from.records() {
+	if from.Type != TypeStream && uint64(len(pairs)) != from.records() {
 		return 0, fmt.Errorf("storage: collection of %d members has %d records: %w", from.Size, len(pairs), errFieldsCorrupt)
 	}
 	for _, p := range pairs {

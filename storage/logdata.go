@@ -109,6 +109,15 @@ const (
 	// CmdFunction marks a batch that changes the function libraries
 	// (FUNCTION LOAD, DELETE, FLUSH and RESTORE): replicas reload theirs.
 	CmdFunction
+	CmdXAdd
+	CmdXDel
+	CmdXTrim
+	CmdXSetID
+	CmdXGroup // every XGROUP subcommand
+	CmdXReadGroup
+	CmdXAck
+	CmdXClaim
+	CmdXAutoClaim
 )
 
 // LogData flags.

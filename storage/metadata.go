@@ -71,6 +71,8 @@ type Metadata struct {
 	// there, so that the deletions that pops and range removals leave
 	// at an end are never read again (zsets.go).
 	ZLow, ZHigh uint64
+	// Stream is a stream's state beyond its entry count (Size).
+	Stream StreamMeta
 	// Value is the string value for TypeString. For an external value,
 	// reading the metadata leaves it nil (Engine.LoadValue reads it).
 	Value []byte
@@ -112,13 +114,14 @@ const FlagHashTable byte = 32
 
 // HasMembers reports whether m is a collection whose members are field
 // records named by its Version (fieldKey): a hash, a set, a list or a
-// sorted set.
+// sorted set or a stream.
 func (m *Metadata) HasMembers() bool {
-	return m.Type == TypeHash || m.Type == TypeSet || m.Type == TypeList || m.Type == TypeZSet
+	return m.Type == TypeHash || m.Type == TypeSet || m.Type == TypeList || m.Type == TypeZSet || m.Type == TypeStream
 }
 
 // records returns how many field records the collection m has: one per
-// member, two for a sorted set's (zsets.go).
+// member, two for a sorted set's (zsets.go); a stream's entries alone,
+// its groups' records being uncounted (streams.go).
 func (m *Metadata) records() uint64 {
 	if m.Type == TypeZSet {
 		return 2 * m.Size
@@ -163,6 +166,8 @@ func (m *Metadata) encode(dst []byte) []byte {
 	case TypeZSet:
 		dst = binary.BigEndian.AppendUint64(dst, m.ZLow)
 		dst = binary.BigEndian.AppendUint64(dst, m.ZHigh)
+	case TypeStream:
+		dst = m.Stream.encode(dst)
 	}
 	return dst
 }
@@ -183,6 +188,8 @@ func (m *Metadata) encodedLen() int {
 		return metaHeaderLen + 24
 	case TypeZSet:
 		return metaHeaderLen + 32
+	case TypeStream:
+		return metaHeaderLen + 16 + streamMetaLen
 	}
 	return metaHeaderLen + 16
 }
@@ -218,6 +225,8 @@ func decodeMetadata(v []byte) (Metadata, error) {
 		want = 24
 	case TypeZSet:
 		want = 32
+	case TypeStream:
+		want = 16 + streamMetaLen
 	}
 	if len(rest) < want {
 		return Metadata{}, fmt.Errorf("storage: %s metadata too short (%d bytes)", m.Type, len(v))
@@ -230,6 +239,8 @@ func decodeMetadata(v []byte) (Metadata, error) {
 	case TypeZSet:
 		m.ZLow = binary.BigEndian.Uint64(rest[16:])
 		m.ZHigh = binary.BigEndian.Uint64(rest[24:])
+	case TypeStream:
+		m.Stream = decodeStreamMeta(rest[16:])
 	}
 	return m, nil
 }

@@ -1303,6 +1303,76 @@ func (g *diffGen) zsetKey() string {
 	return "zset:" + strconv.Itoa(g.rng.IntN(3))
 }
 
+// streamKey returns a key for a stream command: mostly one of the
+// streams' own keys. Writes never reach the shared keys (a stream there
+// would meet DUMP, which Cairn does not write for streams); reads do,
+// sometimes (shared), for WRONGTYPE and missing keys.
+func (g *diffGen) streamKey(shared bool) string {
+	if shared && g.chance(0.15) {
+		return g.key()
+	}
+	return "stream:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// streamID returns an entry ID argument: small numbers so that entries
+// collide and order matters, sometimes ms alone, a "ms-*" (where
+// allowed), or an invalid one.
+func (g *diffGen) streamID(auto bool) string {
+	ms := strconv.Itoa(g.rng.IntN(40))
+	switch x := g.rng.IntN(20); {
+	case x < 10:
+		return ms + "-" + strconv.Itoa(g.rng.IntN(3))
+	case x < 14:
+		return ms
+	case x < 17 && auto:
+		return ms + "-*"
+	case x < 18:
+		return g.pick([]string{"0-0", "18446744073709551615-18446744073709551615", "0-1"})
+	}
+	return g.pick([]string{"x", "-", "+", "1-x", "-1", "01", "1-*"})
+}
+
+// streamBound returns a range bound of XRANGE, XREVRANGE and XPENDING.
+func (g *diffGen) streamBound() string {
+	switch x := g.rng.IntN(10); {
+	case x < 3:
+		return g.pick([]string{"-", "+"})
+	case x < 5:
+		return "(" + g.streamID(false)
+	}
+	return g.streamID(false)
+}
+
+// streamGroup and streamConsumer return group and consumer names.
+func (g *diffGen) streamGroup() string    { return "g" + strconv.Itoa(g.rng.IntN(3)) }
+func (g *diffGen) streamConsumer() string { return "c" + strconv.Itoa(g.rng.IntN(3)) }
+
+// streamTrim returns XADD's or XTRIM's trimming options.
+func (g *diffGen) streamTrim() []string {
+	var args []string
+	if g.chance(0.5) {
+		args = append(args, g.opt("maxlen"))
+	} else {
+		args = append(args, g.opt("minid"))
+	}
+	approx := g.chance(0.4)
+	switch {
+	case approx:
+		args = append(args, "~")
+	case g.chance(0.3):
+		args = append(args, "=")
+	}
+	if strings.EqualFold(args[0], "maxlen") {
+		args = append(args, g.pick([]string{"0", "1", "2", "3", "5", "10", "-1", "x"}))
+	} else {
+		args = append(args, g.streamID(false))
+	}
+	if g.chance(0.2) {
+		args = append(args, g.opt("limit"), g.pick([]string{"0", "1", "2", "5", "-1"}))
+	}
+	return args
+}
+
 // hllKey returns a key for a HyperLogLog command: mostly one of the
 // HyperLogLogs' own keys, sometimes one of the shared keys (strings that
 // are no HyperLogLog, other types, or HyperLogLogs other commands change).
@@ -2201,6 +2271,143 @@ var diffBuilders = []diffBuilder{
 		off := g.pick([]string{"4", "8", "15", "16", "17", "20", "30", "100", "12303", "12304"})
 		return []string{g.word("setrange"), g.hllKey(), off, g.pick([]string{"\x00", "\x01", "\xff", "\x7f", "\x80\x80", "\x02", "HYLL", "\x7f\xff"})}
 	}},
+	// Streams, over keys of their own (streamKey): XADD with trimming, the
+	// range reads, XDEL, XTRIM, XSETID, XREAD without BLOCK, consumer
+	// groups (XPENDING's summary and XINFO without idle times).
+	{3, func(g *diffGen) []string {
+		args := []string{g.word("xadd"), g.streamKey(false)}
+		if g.chance(0.1) {
+			args = append(args, g.opt("nomkstream"))
+		}
+		if g.chance(0.25) {
+			args = append(args, g.streamTrim()...)
+		}
+		args = append(args, g.streamID(true))
+		for n := 1 + g.rng.IntN(3); n > 0; n-- {
+			args = append(args, g.pick([]string{"f", "g", "field"}), g.value())
+		}
+		if g.chance(0.03) {
+			args = args[:len(args)-1]
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string {
+		name := g.pick([]string{"xrange", "xrevrange"})
+		args := []string{g.word(name), g.streamKey(true), g.streamBound(), g.streamBound()}
+		if g.chance(0.4) {
+			args = append(args, g.opt("count"), g.pick([]string{"0", "1", "2", "5", "-1", "x"}))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string { return []string{g.word("xlen"), g.streamKey(true)} }},
+	{1, func(g *diffGen) []string {
+		return append([]string{g.word("xdel"), g.streamKey(false)}, g.several(1, 3, func() string { return g.streamID(false) })...)
+	}},
+	{1, func(g *diffGen) []string {
+		return append([]string{g.word("xtrim"), g.streamKey(false)}, g.streamTrim()...)
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("xsetid"), g.streamKey(false), g.streamID(false)}
+		if g.chance(0.3) {
+			args = append(args, g.opt("entriesadded"), g.pick([]string{"0", "5", "100", "-1"}))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.opt("maxdeletedid"), g.streamID(false))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("xread")}
+		if g.chance(0.3) {
+			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0", "-1"}))
+		}
+		keys := g.several(1, 2, func() string { return g.streamKey(true) })
+		args = append(append(args, g.opt("streams")), keys...)
+		for range keys {
+			args = append(args, g.pick([]string{"0", "$", "5", "10-1", g.streamID(false)}))
+		}
+		return args
+	}},
+	{2, func(g *diffGen) []string {
+		sub := g.pick([]string{"create", "create", "setid", "destroy", "createconsumer", "delconsumer"})
+		key, group := g.streamKey(sub != "create"), g.streamGroup()
+		switch sub {
+		case "create":
+			args := []string{g.word("xgroup"), g.word(sub), key, group, g.pick([]string{"0", "$", g.streamID(false)})}
+			if g.chance(0.5) {
+				args = append(args, g.opt("mkstream"))
+			}
+			if g.chance(0.2) {
+				args = append(args, g.opt("entriesread"), g.pick([]string{"0", "2", "-1", "-2"}))
+			}
+			return args
+		case "setid":
+			args := []string{g.word("xgroup"), g.word(sub), key, group, g.pick([]string{"0", "$", g.streamID(false)})}
+			if g.chance(0.3) {
+				args = append(args, g.opt("entriesread"), g.pick([]string{"0", "2", "-1"}))
+			}
+			return args
+		case "destroy":
+			return []string{g.word("xgroup"), g.word(sub), key, group}
+		}
+		return []string{g.word("xgroup"), g.word(sub), key, group, g.streamConsumer()}
+	}},
+	{2, func(g *diffGen) []string {
+		args := []string{g.word("xreadgroup"), g.opt("group"), g.streamGroup(), g.streamConsumer()}
+		if g.chance(0.4) {
+			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0"}))
+		}
+		if g.chance(0.2) {
+			args = append(args, g.opt("noack"))
+		}
+		keys := g.several(1, 2, func() string { return g.streamKey(true) })
+		args = append(append(args, g.opt("streams")), keys...)
+		for range keys {
+			args = append(args, g.pick([]string{">", ">", ">", "0", g.streamID(false)}))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		return append([]string{g.word("xack"), g.streamKey(true), g.streamGroup()}, g.several(1, 3, func() string { return g.streamID(false) })...)
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("xclaim"), g.streamKey(true), g.streamGroup(), g.streamConsumer(), g.pick([]string{"0", "0", "100000", "x"})}
+		args = append(args, g.several(1, 3, func() string { return g.streamID(false) })...)
+		for n := g.rng.IntN(3); n > 0; n-- {
+			switch g.rng.IntN(5) {
+			case 0:
+				args = append(args, g.opt("justid"))
+			case 1:
+				args = append(args, g.opt("force"))
+			case 2:
+				args = append(args, g.opt("retrycount"), g.pick([]string{"0", "3", "x"}))
+			case 3:
+				args = append(args, g.opt("lastid"), g.streamID(false))
+			default:
+				args = append(args, g.opt("foo"))
+			}
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		args := []string{g.word("xautoclaim"), g.streamKey(true), g.streamGroup(), g.streamConsumer(), g.pick([]string{"0", "0", "100000", "x"}), g.streamBound()}
+		if g.chance(0.4) {
+			args = append(args, g.opt("count"), g.pick([]string{"1", "2", "0", "x"}))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.opt("justid"))
+		}
+		return args
+	}},
+	{1, func(g *diffGen) []string {
+		switch g.rng.IntN(3) {
+		case 0:
+			return []string{g.word("xpending"), g.streamKey(true), g.streamGroup()}
+		case 1:
+			return []string{g.word("xinfo"), g.word("groups"), g.streamKey(true)}
+		}
+		return []string{g.word("xinfo"), g.word("stream"), g.streamKey(true)}
+	}},
 	{2, func(g *diffGen) []string { return g.wrongArity() }},
 	{1, func(g *diffGen) []string {
 		// No NUL bytes: Redis prints the unknown name and arguments
@@ -2395,6 +2602,9 @@ func (g *diffGen) wrongArity() []string {
 		{"lset", k, "0"}, {"linsert", k, "before", "x"}, {"lrem", k, "0"}, {"ltrim", k}, {"lpos", k},
 		{"rpoplpush", k}, {"lmove", k, k, "left"}, {"lmpop", "1", k}, {"blpop", k}, {"brpoplpush", k, k},
 		{"blmove", k, k, "left", "left"}, {"blmpop", "0", "1", k}, {"sort"}, {"sort_ro"},
+		{"xadd", k, "1"}, {"xlen"}, {"xrange", k, "-"}, {"xdel", k}, {"xtrim", k, "maxlen"}, {"xsetid", k},
+		{"xread", "streams"}, {"xreadgroup", "group", "g", "c", "streams"}, {"xack", k, "g"}, {"xpending", k},
+		{"xclaim", k, "g", "c", "0"}, {"xautoclaim", k, "g", "c", "0"}, {"xgroup", "create", k, "g"}, {"xinfo", "stream"},
 		{"pfadd"}, {"pfcount"}, {"pfmerge"}, {"pfdebug", "encoding"}, {"pfdebug", "getreg", k, k}, {"pfselftest", k},
 		{"zadd", k}, {"zadd", k, "1"}, {"zincrby", k, "1"}, {"zrem", k}, {"zcard"}, {"zscore", k}, {"zmscore", k},
 		{"zrank", k}, {"zrange", k, "0"}, {"zrangestore", k, k, "0"}, {"zcount", k, "0"}, {"zpopmin"},

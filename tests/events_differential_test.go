@@ -1590,6 +1590,64 @@ var evBuilders = []evBuilder{
 	{1, func(g *evGen) ([]string, []string) {
 		return evOne([]string{"PFDEBUG", g.pick([]string{"TODENSE", "ENCODING"}), g.hllKey()}, 2)
 	}},
+	// Streams: xadd (and xtrim when XADD's trimming deleted entries),
+	// xdel, xtrim, xsetid, the xgroup-* events (XREADGROUP, XCLAIM and
+	// XAUTOCLAIM make consumers), none for XACK, and keymiss for the
+	// reads of missing streams.
+	{4, func(g *evGen) ([]string, []string) {
+		key := g.streamKey()
+		args := []string{"XADD", key}
+		if g.chance(0.3) {
+			args = append(args, "MAXLEN", g.pick([]string{"0", "1", "3"}))
+		}
+		args = append(args, strconv.Itoa(g.rng.IntN(30))+g.pick([]string{"-*", "-1", ""}), "f", g.value())
+		return args, []string{key}
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		key := g.streamKey()
+		switch g.rng.IntN(3) {
+		case 0:
+			return evOne([]string{"XDEL", key, strconv.Itoa(g.rng.IntN(30)) + "-" + strconv.Itoa(g.rng.IntN(2))}, 1)
+		case 1:
+			return evOne([]string{"XTRIM", key, g.pick([]string{"MAXLEN", "MINID"}), strconv.Itoa(g.rng.IntN(10))}, 1)
+		}
+		return evOne([]string{"XSETID", key, strconv.Itoa(30 + g.rng.IntN(10))}, 1)
+	}},
+	{3, func(g *evGen) ([]string, []string) {
+		key, group := g.streamKey(), "g"+strconv.Itoa(g.rng.IntN(2))
+		consumer := "c" + strconv.Itoa(g.rng.IntN(3))
+		switch g.rng.IntN(8) {
+		case 0:
+			return evOne([]string{"XGROUP", "CREATE", key, group, g.pick([]string{"0", "$"}), "MKSTREAM"}, 2)
+		case 1:
+			return evOne([]string{"XGROUP", g.pick([]string{"SETID", "CREATE"}), key, group, "0"}, 2)
+		case 2:
+			return evOne([]string{"XGROUP", "DESTROY", key, group}, 2)
+		case 3:
+			return evOne([]string{"XGROUP", g.pick([]string{"CREATECONSUMER", "DELCONSUMER"}), key, group, consumer}, 2)
+		case 4:
+			return evOne([]string{"XREADGROUP", "GROUP", group, consumer, "COUNT", "2", "STREAMS", key, g.pick([]string{">", "0"})}, 7)
+		case 5:
+			return evOne([]string{"XCLAIM", key, group, consumer, "0", strconv.Itoa(g.rng.IntN(30)) + "-1", g.pick([]string{"FORCE", "JUSTID"})}, 1)
+		case 6:
+			return evOne([]string{"XAUTOCLAIM", key, group, consumer, "0", "0"}, 1)
+		}
+		return evOne([]string{"XACK", key, group, strconv.Itoa(g.rng.IntN(30)) + "-1"}, 1)
+	}},
+	{2, func(g *evGen) ([]string, []string) {
+		key := g.streamKey()
+		switch g.rng.IntN(5) {
+		case 0:
+			return evOne([]string{"XREAD", "COUNT", "1", "STREAMS", key, "0"}, 4)
+		case 1:
+			return evOne([]string{"XRANGE", key, "-", "+"}, 1)
+		case 2:
+			return evOne([]string{"XINFO", "STREAM", key}, 2)
+		case 3:
+			return evOne([]string{"XPENDING", key, "g0"}, 1)
+		}
+		return evOne([]string{"XLEN", key}, 1)
+	}},
 	// SORT ... STORE: sortstore on a key of its own (new, or del when
 	// the result is empty), after the reads of any expired key.
 	{1, func(g *evGen) ([]string, []string) {
@@ -1622,6 +1680,15 @@ func (g *evGen) zsetKey() string {
 		return g.key()
 	}
 	return "zset:" + strconv.Itoa(g.rng.IntN(3))
+}
+
+// streamKey returns a key for a stream command: mostly one of the
+// streams' own keys, sometimes one of the shared keys.
+func (g *evGen) streamKey() string {
+	if g.chance(0.2) {
+		return g.key()
+	}
+	return "stream:" + strconv.Itoa(g.rng.IntN(3))
 }
 
 // hllKey returns a key for a HyperLogLog command: mostly one of the

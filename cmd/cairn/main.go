@@ -115,7 +115,7 @@ func run() int {
 		Started: time.Now(),
 		Version: version,
 	}
-	store.SetWriteObserver(env.Clients)
+	store.SetWriteObserver(env)
 	replLog, err := replication.OpenLog(replication.LogOptions{
 		Dir:          filepath.Join(dir, "replication-log"),
 		RetainBytes:  cfg.Bytes("repl-log-max-bytes"),
