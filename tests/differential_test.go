@@ -1825,9 +1825,12 @@ var diffBuilders = []diffBuilder{
 	}},
 	{1, func(g *diffGen) []string {
 		// A COUNT past any stream hash's size: both return it whole.
+		// Bad cursors fail on both; not "-1", which Redis takes as the
+		// last cursor of 64 bits, whose page of a hash table depends on
+		// where its seeded hash puts the fields.
 		cursor := "0"
 		if g.chance(0.1) {
-			cursor = g.pick([]string{"abc", "-1", "", "18446744073709551616"})
+			cursor = g.pick([]string{"abc", "", "18446744073709551616"})
 		}
 		args := []string{g.word("hscan"), g.key(), cursor}
 		if g.chance(0.4) {
