@@ -118,17 +118,15 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 		return nil
 	}
 	if e.isReplica() {
-		fnFlags, isFn := e.calledFunction(spec, args)
+		pFlags, declared := e.programFlags(spec, args)
 		if e.commandFlags(spec, args)&FlagWrite != 0 {
 			reject(spec, errReadOnly)
 			return nil
 		}
-		stale := spec.Flags&FlagStale != 0 && (!isFn || fnFlags&scripting.FlagAllowStale != 0)
-		if !stale && !e.Config.Bool("slave-serve-stale-data") {
-			if ls, ok := e.Repl.Link(); ok && (!ls.Up || ls.SyncInProgress) {
-				reject(spec, errMasterDown)
-				return nil
-			}
+		stale := spec.Flags&FlagStale != 0 && (!declared || pFlags&scripting.FlagAllowStale != 0)
+		if !stale && e.servesNoStaleData() {
+			reject(spec, errMasterDown)
+			return nil
 		}
 	}
 	cl.Touch(spec.FullName(), now)

@@ -273,32 +273,45 @@ func fcall(c *Ctx, readOnly bool) {
 	runProgram(c, scriptProgram{fn: f}, keys, argv, readOnly)
 }
 
-// calledFunction returns the flags of the function args call (FCALL,
-// FCALL_RO) and whether they call one that exists. Redis derives the
-// command's flags from the function's when it checks a command: one
-// without no-writes is a write, one without allow-stale is refused by a
-// stale replica, before it runs.
-func (e *Env) calledFunction(spec *Spec, args [][]byte) (int, bool) {
-	if spec.Name != "fcall" && spec.Name != "fcall_ro" || len(args) < 2 {
+// programFlags returns the flags of the program args run, and whether
+// it declares them: those of the function FCALL and FCALL_RO call, if it
+// exists, or those of the shebang line of the script EVAL and EVALSHA
+// (and their _RO forms) run, a cached one's or, for EVAL, its body's.
+// Redis derives the command's flags from them when it checks a command:
+// a program without no-writes is a write, one without allow-stale is
+// refused by a stale replica, before it runs. A script without a shebang
+// declares nothing: EVAL's own flags stand.
+func (e *Env) programFlags(spec *Spec, args [][]byte) (int, bool) {
+	if len(args) < 2 {
 		return 0, false
 	}
-	if f := e.functions.function(string(args[1])); f != nil {
-		return f.Flags, true
+	switch spec.Name {
+	case "fcall", "fcall_ro":
+		if f := e.functions.function(string(args[1])); f != nil {
+			return f.Flags, true
+		}
+	case "evalsha", "evalsha_ro":
+		if s := e.scripts.cache.Get(lower(args[1])); s != nil {
+			return s.Flags, s.Shebang
+		}
+	case "eval", "eval_ro":
+		flags, shebang, _, err := scripting.ShebangFlags(args[1])
+		return flags, shebang && err == nil
 	}
 	return 0, false
 }
 
 // commandFlags returns the flags of command line args as Redis counts
-// them when it checks a command: spec's, but for FCALL and FCALL_RO of an
-// existing function those the function's flags imply (a write unless
-// no-writes, never may-replicate).
+// them when it checks a command: spec's, but for a program that declares
+// its flags (programFlags) those they imply (a write unless no-writes,
+// never may-replicate).
 func (e *Env) commandFlags(spec *Spec, args [][]byte) Flag {
-	fnFlags, ok := e.calledFunction(spec, args)
+	pFlags, ok := e.programFlags(spec, args)
 	if !ok {
 		return spec.Flags
 	}
 	f := spec.Flags &^ (FlagWrite | FlagMayReplicate)
-	if fnFlags&scripting.FlagNoWrites == 0 {
+	if pFlags&scripting.FlagNoWrites == 0 {
 		f |= FlagWrite
 	}
 	return f

@@ -281,3 +281,14 @@ func (c *Ctx) replicationInfo(b *strings.Builder) {
 	field("repl_backlog_first_byte_offset", ls.First)
 	field("repl_backlog_histlen", histlen)
 }
+
+// servesNoStaleData reports whether this node is a replica whose link to
+// its primary is down or in a full sync while replica-serve-stale-data is
+// no: commands without the stale flag then get MASTERDOWN.
+func (e *Env) servesNoStaleData() bool {
+	if !e.isReplica() || e.Config.Bool("slave-serve-stale-data") {
+		return false
+	}
+	ls, ok := e.Repl.Link()
+	return ok && (!ls.Up || ls.SyncInProgress)
+}

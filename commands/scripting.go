@@ -281,7 +281,13 @@ func evalScript(c *Ctx, bySHA, readOnly bool) {
 	} else if s = loadScript(c, c.Args[1]); s == nil {
 		return
 	}
-	if s.NoWrites {
+	if !s.Shebang && c.Env.servesNoStaleData() {
+		// A script without flags runs on a stale replica as a command
+		// that fails, as Redis's EVAL in its compatibility mode does.
+		c.W.Error(errMasterDown)
+		return
+	}
+	if s.Flags&scripting.FlagNoWrites != 0 {
 		readOnly = true
 	} else if !readOnly && s.Shebang && c.replica() {
 		// A script that declares its flags and not no-writes is a

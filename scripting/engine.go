@@ -46,10 +46,11 @@ type Script struct {
 	SHA  string
 	Body []byte
 	// Shebang is set when the body starts with a "#!lua" line, which
-	// declares the script's flags; NoWrites when they include
-	// no-writes (the script runs as with EVAL_RO).
-	Shebang, NoWrites bool
-	proto             *lua.FunctionProto
+	// declares the script's Flags (FlagNoWrites...; with no-writes the
+	// script runs as with EVAL_RO).
+	Shebang bool
+	Flags   int
+	proto   *lua.FunctionProto
 }
 
 // SHA1Hex returns the lowercase hex SHA1 of b, as redis.sha1hex and
@@ -63,10 +64,14 @@ func SHA1Hex(b []byte) string {
 // The error for a body Cairn cannot run matches ErrInvalid.
 func Compile(body []byte) (*Script, error) {
 	s := &Script{SHA: SHA1Hex(body), Body: body}
-	code, err := s.parseShebang()
-	if err != nil {
+	var skip int
+	var err error
+	if s.Flags, s.Shebang, skip, err = ShebangFlags(body); err != nil {
 		return nil, err
 	}
+	// The shebang line is left out but its line break kept, so that
+	// error messages keep the script's line numbers.
+	code := body[skip:]
 	chunk, err := parse.Parse(bytes.NewReader(code), chunkName)
 	if err == nil {
 		s.proto, err = lua.Compile(chunk, chunkName)
@@ -99,35 +104,39 @@ func compileMessage(err error) string {
 	return fmt.Sprintf("%s:%s: %s near '%s'", m[1], m[2], m[4], m[3])
 }
 
-// parseShebang reads the body's "#!lua [flags=f1,f2]" first line, if it
-// has one, and returns the code to compile: the body with that line
-// emptied, so that error messages keep the script's line numbers.
-func (s *Script) parseShebang() ([]byte, error) {
-	if !bytes.HasPrefix(s.Body, []byte("#!")) {
-		return s.Body, nil
+// ShebangFlags reads the flags a script body's "#!lua [flags=f1,f2]"
+// first line declares, if it has one (shebang), as Redis reads them both
+// to run the script and to judge an EVAL before it runs; skip is the
+// length of that line. A body without one has no flags.
+func ShebangFlags(body []byte) (flags int, shebang bool, skip int, err error) {
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return 0, false, 0, nil
 	}
-	s.Shebang = true
-	line, _, _ := strings.Cut(string(s.Body), "\n")
+	line, _, _ := strings.Cut(string(body), "\n")
 	fields := strings.Fields(line)
 	if fields[0] != "#!lua" {
-		return nil, invalidError("Unexpected engine in script shebang: " + fields[0])
+		return 0, true, 0, invalidError("Unexpected engine in script shebang: " + fields[0])
 	}
 	for _, f := range fields[1:] {
 		list, ok := strings.CutPrefix(f, "flags=")
 		if !ok {
-			return nil, invalidError("Unknown lua shebang option: " + f)
+			return 0, true, 0, invalidError("Unknown lua shebang option: " + f)
 		}
-		for _, flag := range strings.Split(list, ",") {
-			switch flag {
-			case "no-writes":
-				s.NoWrites = true
-			case "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys", "":
-			default:
-				return nil, invalidError("Unexpected flag in script shebang: " + flag)
+	flags:
+		for _, name := range strings.Split(list, ",") {
+			if name == "" {
+				continue
 			}
+			for _, fl := range FlagNames {
+				if fl.Name == name {
+					flags |= fl.Flag
+					continue flags
+				}
+			}
+			return 0, true, 0, invalidError("Unexpected flag in script shebang: " + name)
 		}
 	}
-	return s.Body[len(line):], nil
+	return flags, true, len(line), nil
 }
 
 // Cache holds the compiled scripts EVAL and SCRIPT LOAD saw, by SHA1, as
