@@ -123,6 +123,14 @@ for pipeline in 1 16; do
 	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$((N / 4))" -P "$pipeline" pfcount myhll)
 	echo "| PFCOUNT myhll -c 50 -n $((N / 4)) -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
 done
+# Streams: XADD appends entries to one stream, kept to about 100,000 by
+# MAXLEN ~ (N/4 a run); XRANGE reads its first ten entries.
+for pipeline in 1 16; do
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$((N / 4))" -r 100000 -P "$pipeline" xadd mystream maxlen '~' 100000 '*' field __rand_int__)
+	echo "| XADD mystream MAXLEN ~ 100000 * field __rand_int__ -c 50 -n $((N / 4)) -r 100000 -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+	read -r c r < <(pair_of rps_cmd "$cp" "$rp" -c 50 -n "$N" -P "$pipeline" xrange mystream - + count 10)
+	echo "| XRANGE mystream - + COUNT 10 -c 50 -n $N -P $pipeline | $c | $r | $(ratio "$c" "$r") | — |"
+done
 stop "$cp"; stop "$rp"
 
 # Keyspace notifications: SET throughput with notify-keyspace-events KEA
