@@ -1338,22 +1338,31 @@ func cmdXGroupDestroy(c *Ctx) {
 	}
 }
 
-func cmdXGroupCreateConsumer(c *Ctx) {
+// xgroupConsumer looks up the consumer of XGROUP CREATECONSUMER and
+// DELCONSUMER (key, group, consumer in Args[2:5]) in its stream, whose
+// key state it returns; when the key is not a stream or has no such group
+// it replies the error and returns ok=false.
+func (c *Ctx) xgroupConsumer() (k keyState, exists, ok bool) {
 	key, group, consumer := c.Args[2], c.Args[3], c.Args[4]
-	defer c.lock(key)()
-	k, ok := c.xgroupKey(false)
-	if !ok {
-		return
+	if k, ok = c.xgroupKey(false); !ok {
+		return k, false, false
 	}
 	_, found, ok := c.group(&k.m, group)
 	if !ok {
-		return
+		return k, false, false
 	}
 	if !found {
 		c.errNoGroupForKey(key, group)
-		return
+		return k, false, false
 	}
-	exists, ok := c.consumerExists(&k.m, group, consumer)
+	exists, ok = c.consumerExists(&k.m, group, consumer)
+	return k, exists, ok
+}
+
+func cmdXGroupCreateConsumer(c *Ctx) {
+	key, group, consumer := c.Args[2], c.Args[3], c.Args[4]
+	defer c.lock(key)()
+	k, exists, ok := c.xgroupConsumer()
 	if !ok {
 		return
 	}
@@ -1372,19 +1381,7 @@ func cmdXGroupCreateConsumer(c *Ctx) {
 func cmdXGroupDelConsumer(c *Ctx) {
 	key, group, consumer := c.Args[2], c.Args[3], c.Args[4]
 	defer c.lock(key)()
-	k, ok := c.xgroupKey(false)
-	if !ok {
-		return
-	}
-	_, found, ok := c.group(&k.m, group)
-	if !ok {
-		return
-	}
-	if !found {
-		c.errNoGroupForKey(key, group)
-		return
-	}
-	exists, ok := c.consumerExists(&k.m, group, consumer)
+	k, exists, ok := c.xgroupConsumer()
 	if !ok {
 		return
 	}
