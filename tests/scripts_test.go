@@ -51,11 +51,13 @@ func TestScripts(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
 			s := parseScript(t, f)
 			n := StartCairn(t, s.args...)
+			logTailOnFailure(t, n)
 			out := s.run(t, n)
 			if s.redis {
 				// Redis's replies are the expectations of a #redis file,
 				// and its INFO counters those of Cairn's.
 				rn := StartRedis(t, s.args...)
+				logTailOnFailure(t, rn)
 				out = s.run(t, rn)
 				checkSameCounters(t, n.Raw(), rn.Raw(), counterFields)
 			}
@@ -66,6 +68,16 @@ func TestScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logTailOnFailure logs the end of n's log when t fails: a server that
+// crashed or refused a case says why there.
+func logTailOnFailure(t *testing.T, n *Node) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s log, last 4000 bytes:\n%s", n.Name, n.Log.Tail(4000))
+		}
+	})
 }
 
 type scriptCase struct {
