@@ -401,7 +401,8 @@ func setOperation(c *Ctx, op setOp, dst []byte) {
 	for _, x := range result {
 		b.PutField(c.ns(), m.Version, x, empty)
 	}
-	d.live = false // a replaced destination is new again, as in Redis
+	// A replaced destination publishes no "new", as Redis 7.0's setKey
+	// overwrites it.
 	c.put(b, dst, &d, m, storeEvents[op])
 	if c.commit(b) {
 		c.W.Int(int64(len(result)))
