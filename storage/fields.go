@@ -195,8 +195,22 @@ func (e *Engine) cacheMembers(repr []byte, mask uint64) {
 // batch b (nil: none) wrote replaces what the database holds. The slices
 // fn gets are valid during the call only.
 func (e *Engine) ScanFields(b *Batch, ns string, m *Metadata, start []byte, fn func(f, v []byte) bool) error {
+	return e.ScanFieldRange(b, ns, m, start, nil, false, fn)
+}
+
+// ScanFieldRange calls fn with each field of the collection m of ns in
+// [from, to), to nil standing for the end of the collection, in byte
+// order or reversed, and its value, until fn returns false; what batch b
+// (nil: none) wrote replaces what the database holds. The slices fn gets
+// are valid during the call only.
+func (e *Engine) ScanFieldRange(b *Batch, ns string, m *Metadata, from, to []byte, reverse bool, fn func(f, v []byte) bool) error {
 	prefix := fieldKey(make([]byte, 0, 11+len(ns)), ns, m.Version, nil)
-	return e.scanRange(b, ns, append(prefix, start...), prefixEnd(prefix), false, func(k, v []byte) bool {
+	prefix = prefix[:len(prefix):len(prefix)] // appends below copy it
+	upper := prefixEnd(prefix)
+	if to != nil {
+		upper = append(prefix, to...)
+	}
+	return e.scanRange(b, ns, append(prefix, from...), upper, reverse, func(k, v []byte) bool {
 		return fn(k[len(prefix):], v)
 	})
 }

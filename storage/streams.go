@@ -265,22 +265,6 @@ func DecodeStreamConsumer(v []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
-// ScanFieldRange calls fn with each field of the collection m of ns in
-// [from, to), to nil standing for the end of the collection, in byte
-// order or reversed, and its value, until fn returns false; what batch b
-// (nil: none) wrote replaces what the database holds. The slices fn gets
-// are valid during the call only.
-func (e *Engine) ScanFieldRange(b *Batch, ns string, m *Metadata, from, to []byte, reverse bool, fn func(f, v []byte) bool) error {
-	prefix := fieldKey(make([]byte, 0, 11+len(ns)), ns, m.Version, nil)
-	upper := prefixEnd(prefix)
-	if to != nil {
-		upper = append(append([]byte{}, prefix...), to...)
-	}
-	return e.scanRange(b, ns, append(append([]byte{}, prefix...), from...), upper, reverse, func(k, v []byte) bool {
-		return fn(k[len(prefix):], v)
-	})
-}
-
 // PrefixEnd returns the first byte string after every one that begins
 // with p (nil when there is none), as an exclusive upper bound.
 func PrefixEnd(p []byte) []byte { return prefixEnd(p) }
