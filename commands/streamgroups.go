@@ -75,25 +75,16 @@ type streamGroup struct {
 // groups returns the groups of the stream m, by name.
 func (c *Ctx) groups(m *storage.Metadata) ([]streamGroup, bool) {
 	var out []streamGroup
-	var derr error
 	prefix := storage.StreamGroupPrefix()
-	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, prefix, storage.PrefixEnd(prefix), false, func(f, v []byte) bool {
+	ok := c.scanStream(m, prefix, storage.PrefixEnd(prefix), false, func(f, v []byte) (bool, error) {
 		g, err := storage.DecodeStreamGroup(v)
 		if err != nil {
-			derr = err
-			return false
+			return false, err
 		}
 		out = append(out, streamGroup{bytes.Clone(f[1:]), g})
-		return true
+		return true, nil
 	})
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		c.storageError(err)
-		return nil, false
-	}
-	return out, true
+	return out, ok
 }
 
 // streamConsumer is a consumer read from storage.
@@ -105,25 +96,16 @@ type streamConsumer struct {
 // consumers returns the consumers of group of the stream m, by name.
 func (c *Ctx) consumers(m *storage.Metadata, group []byte) ([]streamConsumer, bool) {
 	var out []streamConsumer
-	var derr error
 	prefix := storage.StreamConsumerPrefix(group)
-	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, prefix, storage.PrefixEnd(prefix), false, func(f, v []byte) bool {
+	ok := c.scanStream(m, prefix, storage.PrefixEnd(prefix), false, func(f, v []byte) (bool, error) {
 		seen, err := storage.DecodeStreamConsumer(v)
 		if err != nil {
-			derr = err
-			return false
+			return false, err
 		}
 		out = append(out, streamConsumer{bytes.Clone(f[len(prefix):]), seen})
-		return true
+		return true, nil
 	})
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		c.storageError(err)
-		return nil, false
-	}
-	return out, true
+	return out, ok
 }
 
 // pendingEntry is a pending entry read from storage.
@@ -145,23 +127,13 @@ func (c *Ctx) pending(m *storage.Metadata, group []byte, start, end streamID, fn
 	} else {
 		to = storage.PrefixEnd(storage.StreamPendingPrefix(group))
 	}
-	var derr error
-	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, from, to, false, func(f, v []byte) bool {
+	return c.scanStream(m, from, to, false, func(f, v []byte) (bool, error) {
 		p, err := storage.DecodeStreamPending(v)
 		if err != nil {
-			derr = err
-			return false
+			return false, err
 		}
-		return fn(&pendingEntry{storage.StreamFieldID(f), p})
+		return fn(&pendingEntry{storage.StreamFieldID(f), p}), nil
 	})
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		c.storageError(err)
-		return false
-	}
-	return true
 }
 
 // allPending returns the pending entries of group (of consumer alone when
@@ -648,13 +620,9 @@ func cmdXAck(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]streamID, 0, len(c.Args)-3)
-	for i := 3; i < len(c.Args); i++ {
-		id, ok := c.streamIDArg(i, 0)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDArgs(3)
+	if !ok {
+		return
 	}
 	m := k.m
 	var b *storage.Batch
@@ -1294,12 +1262,10 @@ func cmdXGroupSetID(c *Ctx) {
 // with prefix.
 func (c *Ctx) dropPrefix(b *storage.Batch, m *storage.Metadata, prefix []byte) bool {
 	var fields [][]byte
-	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, prefix, storage.PrefixEnd(prefix), false, func(f, _ []byte) bool {
+	if !c.scanStream(m, prefix, storage.PrefixEnd(prefix), false, func(f, _ []byte) (bool, error) {
 		fields = append(fields, bytes.Clone(f))
-		return true
-	})
-	if err != nil {
-		c.storageError(err)
+		return true, nil
+	}) {
 		return false
 	}
 	for _, f := range fields {

@@ -160,6 +160,20 @@ func parseStreamID(arg []byte, missingSeq uint64, strict bool, seqGiven *bool) (
 	return streamID{Ms: ms, Seq: seq}, true
 }
 
+// streamIDArgs parses Args[from:] as strict IDs (XDEL, XACK), replying
+// Redis's error at the first that is not one.
+func (c *Ctx) streamIDArgs(from int) ([]streamID, bool) {
+	ids := make([]streamID, 0, len(c.Args)-from)
+	for i := from; i < len(c.Args); i++ {
+		id, ok := c.streamIDArg(i, 0)
+		if !ok {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 // streamIDArg parses Args[i] as a strict ID, replying Redis's error.
 func (c *Ctx) streamIDArg(i int, missingSeq uint64) (streamID, bool) {
 	id, ok := parseStreamID(c.Args[i], missingSeq, true, nil)
@@ -212,17 +226,28 @@ func (c *Ctx) scanEntries(m *storage.Metadata, start, end streamID, rev bool, fn
 	} else {
 		to = storage.PrefixEnd(storage.StreamEntryPrefix())
 	}
-	var derr error
-	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, from, to, rev, func(f, v []byte) bool {
+	return c.scanStream(m, from, to, rev, func(f, v []byte) (bool, error) {
 		node, pairs, err := storage.DecodeStreamEntry(v)
 		if err != nil {
-			derr = err
-			return false
+			return false, err
 		}
-		return fn(&streamEntry{id: storage.StreamFieldID(f), node: node, pairs: pairs})
+		return fn(&streamEntry{id: storage.StreamFieldID(f), node: node, pairs: pairs}), nil
+	})
+}
+
+// scanStream calls fn with the records of the stream m in [from, to), in
+// order or reversed, until fn returns false or an error (a record it
+// cannot decode); on that error or a storage error it replies and
+// returns false.
+func (c *Ctx) scanStream(m *storage.Metadata, from, to []byte, rev bool, fn func(f, v []byte) (bool, error)) bool {
+	var ferr error
+	err := c.Env.Store.ScanFieldRange(c.batch(), c.ns(), m, from, to, rev, func(f, v []byte) bool {
+		more, err := fn(f, v)
+		ferr = err
+		return more && err == nil
 	})
 	if err == nil {
-		err = derr
+		err = ferr
 	}
 	if err != nil {
 		c.storageError(err)
@@ -789,13 +814,9 @@ func cmdXDel(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]streamID, 0, len(c.Args)-2)
-	for i := 2; i < len(c.Args); i++ {
-		id, ok := c.streamIDArg(i, 0)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDArgs(2)
+	if !ok {
+		return
 	}
 	m := k.m
 	var gone []*streamEntry
