@@ -119,7 +119,7 @@ func (e *Env) dispatch(cl *Client, w *resp.Writer, args [][]byte) *Spec {
 	}
 	if e.isReplica() {
 		pFlags, declared := e.programFlags(spec, args)
-		if e.commandFlags(spec, args)&FlagWrite != 0 {
+		if withProgramFlags(spec.Flags, pFlags, declared)&FlagWrite != 0 {
 			reject(spec, errReadOnly)
 			return nil
 		}

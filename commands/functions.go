@@ -17,17 +17,14 @@ import (
 )
 
 func init() {
-	keys := func(flags KeyFlag, notes string) []KeySpec {
-		return []KeySpec{KeySpec{Flags: flags, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)}.Note(notes)}
-	}
-	const flags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys
+	const flags = programCmdFlags
 	allShards := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	register(
 		&Spec{Name: "fcall", Arity: -3, Flags: flags | FlagMayReplicate, Group: "scripting", Since: "7.0.0",
-			KeySpecs: keys(KeyRW|KeyAccess|KeyUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+			KeySpecs: programKeys(true, true),
 			Summary:  "Invokes a function.", Handler: func(c *Ctx) { fcall(c, false) }},
 		&Spec{Name: "fcall_ro", Arity: -3, Flags: flags | FlagReadOnly, Group: "scripting", Since: "7.0.0",
-			KeySpecs: keys(KeyRO|KeyAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"),
+			KeySpecs: programKeys(false, true),
 			Summary:  "Invokes a read-only function.", Handler: func(c *Ctx) { fcall(c, true) }},
 		&Spec{Name: "function", Arity: -2, Group: "scripting", Since: "7.0.0", Summary: "A container for function commands.",
 			Subcommands: map[string]*Spec{
@@ -306,11 +303,17 @@ func (e *Env) programFlags(spec *Spec, args [][]byte) (int, bool) {
 // its flags (programFlags) those they imply (a write unless no-writes,
 // never may-replicate).
 func (e *Env) commandFlags(spec *Spec, args [][]byte) Flag {
-	pFlags, ok := e.programFlags(spec, args)
-	if !ok {
-		return spec.Flags
+	pFlags, declared := e.programFlags(spec, args)
+	return withProgramFlags(spec.Flags, pFlags, declared)
+}
+
+// withProgramFlags returns command flags f as a program's flags pFlags
+// (when it declares them) change them: see commandFlags.
+func withProgramFlags(f Flag, pFlags int, declared bool) Flag {
+	if !declared {
+		return f
 	}
-	f := spec.Flags &^ (FlagWrite | FlagMayReplicate)
+	f &^= FlagWrite | FlagMayReplicate
 	if pFlags&scripting.FlagNoWrites == 0 {
 		f |= FlagWrite
 	}

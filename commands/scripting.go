@@ -14,15 +14,27 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-func init() {
-	keys := func(flags KeyFlag, notes string) []KeySpec {
-		return []KeySpec{KeySpec{Flags: flags, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)}.Note(notes)}
+// programKeys returns the key spec of a command that runs a program
+// (EVAL, FCALL and their forms): numkeys at argument 2, then the keys,
+// with flags and Redis's notes (on EVAL, EVAL_RO, FCALL and FCALL_RO only).
+func programKeys(rw bool, noted bool) []KeySpec {
+	flags, note := KeyRO|KeyAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
+	if rw {
+		flags, note = KeyRW|KeyAccess|KeyUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
 	}
-	// Redis's notes are on EVAL's and EVAL_RO's specs only.
-	rwNoted := keys(KeyRW|KeyAccess|KeyUpdate, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")
-	roNoted := keys(KeyRO|KeyAccess, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")
-	rw, ro := keys(KeyRW|KeyAccess|KeyUpdate, ""), keys(KeyRO|KeyAccess, "")
-	const flags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys
+	if !noted {
+		note = ""
+	}
+	return []KeySpec{KeySpec{Flags: flags, Begin: AtIndex(2), Find: KeyNum(0, 1, 1)}.Note(note)}
+}
+
+// programCmdFlags are the command flags EVAL, FCALL and their forms share.
+const programCmdFlags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys
+
+func init() {
+	rwNoted, roNoted := programKeys(true, true), programKeys(false, true)
+	rw, ro := programKeys(true, false), programKeys(false, false)
+	const flags = programCmdFlags
 	register(
 		&Spec{Name: "eval", Arity: -3, Flags: flags | FlagMayReplicate, KeySpecs: rwNoted, Group: "scripting", Since: "2.6.0",
 			Summary: "Runs a Lua script atomically.", Handler: func(c *Ctx) { evalScript(c, false, false) }},
