@@ -30,6 +30,18 @@ func lzfCompress(in []byte, outLen int) []byte {
 	out := make([]byte, 1, outLen+1) // out[0] is the first run's header
 	lit := 0
 	ip := 0
+	// literal copies in[ip] into the current literal run, closing the run
+	// (its header byte) when it is full and starting the next.
+	literal := func() {
+		out = append(out, in[ip])
+		ip++
+		lit++
+		if lit == lzfMaxLit {
+			out[len(out)-lit-1] = byte(lit - 1)
+			lit = 0
+			out = append(out, 0)
+		}
+	}
 	hval := uint32(in[0])<<8 | uint32(in[1%n])
 	for ip < n-2 {
 		hval = hval<<8 | uint32(in[ip+2])
@@ -102,27 +114,13 @@ func lzfCompress(in []byte, outLen int) []byte {
 		if len(out) >= outLen {
 			return nil
 		}
-		out = append(out, in[ip])
-		ip++
-		lit++
-		if lit == lzfMaxLit {
-			out[len(out)-lit-1] = byte(lit - 1)
-			lit = 0
-			out = append(out, 0)
-		}
+		literal()
 	}
 	if len(out)+3 > outLen {
 		return nil
 	}
 	for ip < n {
-		out = append(out, in[ip])
-		ip++
-		lit++
-		if lit == lzfMaxLit {
-			out[len(out)-lit-1] = byte(lit - 1)
-			lit = 0
-			out = append(out, 0)
-		}
+		literal()
 	}
 	out[len(out)-lit-1] = byte(lit - 1)
 	if lit == 0 {
