@@ -415,3 +415,52 @@ func readRaw(rd *bufio.Reader, out *bytes.Buffer) error {
 	}
 	return fmt.Errorf("unexpected reply type %q", line)
 }
+
+// blockingScript is what the scripts of blocking commands (lists, sorted
+// sets, streams) share, each run against Cairn and redis-server alike
+// with Redis's replies and events as the expectations: a server that
+// publishes keyspace events, a subscriber to them, two clients that
+// block (a, b) and a writer (w).
+type blockingScript struct {
+	t       *testing.T
+	n       *Node
+	a, b, w *RawConn
+	events  *eventStream
+}
+
+// runBlockingScript runs script against a fresh Cairn and a fresh
+// redis-server, each in a subtest.
+func runBlockingScript(t *testing.T, script func(t *testing.T, s *blockingScript)) {
+	for _, server := range []string{"cairn", "redis"} {
+		t.Run(server, func(t *testing.T) {
+			start := StartCairn
+			if server == "redis" {
+				start = StartRedis
+			}
+			n := start(t, "--notify-keyspace-events", "KEA")
+			s := &blockingScript{t: t, n: n, events: subscribeEvents(t, n.Client(), "__keyevent@0__:*")}
+			s.a, s.b, s.w = n.Raw(), n.Raw(), n.Raw()
+			script(t, s)
+		})
+	}
+}
+
+// blocked waits until want clients are blocked.
+func (s *blockingScript) blocked(want int) {
+	s.t.Helper()
+	waitFor(s.t, 10*time.Second, fmt.Sprintf("%d blocked clients", want), func() bool { return blockedClients(s.t, s.w) == want })
+}
+
+// step checks the keyspace events published since the last step.
+func (s *blockingScript) step(what string, want ...string) {
+	s.t.Helper()
+	expectEvents(s.t, what, s.events.until(s.n.Client()), want...)
+}
+
+// reply checks r's next reply.
+func (s *blockingScript) reply(r *RawConn, what, want string) {
+	s.t.Helper()
+	if got := r.Reply(); got != want {
+		s.t.Fatalf("%s: %q, want %q", what, got, want)
+	}
+}

@@ -46,156 +46,140 @@ func blockedClients(t *testing.T, r *RawConn) int {
 // step publishes. The expectations are Redis's (the same script must
 // pass against both).
 func TestBlockingListsMatchRedis(t *testing.T) {
-	for _, server := range []string{"cairn", "redis"} {
-		t.Run(server, func(t *testing.T) {
-			var n *Node
-			if server == "cairn" {
-				n = StartCairn(t, "--notify-keyspace-events", "KEA")
-			} else {
-				n = StartRedis(t, "--notify-keyspace-events", "KEA")
-			}
-			events := subscribeEvents(t, n.Client(), "__keyevent@0__:*")
-			a, b, w := n.Raw(), n.Raw(), n.Raw() // two waiters and a writer
-			blocked := func(want int) {
-				t.Helper()
-				waitFor(t, 10*time.Second, fmt.Sprintf("%d blocked clients", want), func() bool { return blockedClients(t, w) == want })
-			}
-			step := func(what string, want ...string) {
-				t.Helper()
-				expectEvents(t, what, events.until(n.Client()), want...)
-			}
+	runBlockingScript(t, func(t *testing.T, s *blockingScript) {
+		a, b, w := s.a, s.b, s.w
+		blocked, step := s.blocked, s.step
 
-			// Two waiters on q2, served in the order they blocked, before
-			// the writer's next command runs.
-			sendCommand(a, "BLPOP", "q1", "q2", "0")
-			blocked(1)
-			sendCommand(b, "BRPOP", "q2", "0")
-			blocked(2)
-			w.Expect(":3\r\n", "RPUSH", "q2", "x", "y", "z")
-			w.Expect(":1\r\n", "LLEN", "q2")
-			if got := a.Reply(); got != "*2\r\n$2\r\nq2\r\n$1\r\nx\r\n" {
-				t.Fatalf("BLPOP q1 q2: %q", got)
-			}
-			if got := b.Reply(); got != "*2\r\n$2\r\nq2\r\n$1\r\nz\r\n" {
-				t.Fatalf("BRPOP q2: %q", got)
-			}
-			step("two pops after a push",
-				"__keyevent@0__:rpush=q2", "__keyevent@0__:lpop=q2", "__keyevent@0__:rpop=q2")
-			blocked(0)
+		// Two waiters on q2, served in the order they blocked, before
+		// the writer's next command runs.
+		sendCommand(a, "BLPOP", "q1", "q2", "0")
+		blocked(1)
+		sendCommand(b, "BRPOP", "q2", "0")
+		blocked(2)
+		w.Expect(":3\r\n", "RPUSH", "q2", "x", "y", "z")
+		w.Expect(":1\r\n", "LLEN", "q2")
+		if got := a.Reply(); got != "*2\r\n$2\r\nq2\r\n$1\r\nx\r\n" {
+			t.Fatalf("BLPOP q1 q2: %q", got)
+		}
+		if got := b.Reply(); got != "*2\r\n$2\r\nq2\r\n$1\r\nz\r\n" {
+			t.Fatalf("BRPOP q2: %q", got)
+		}
+		step("two pops after a push",
+			"__keyevent@0__:rpush=q2", "__keyevent@0__:lpop=q2", "__keyevent@0__:rpop=q2")
+		blocked(0)
 
-			// A BLMOVE served by a push feeds a BLPOP on its destination.
-			sendCommand(a, "BLMOVE", "s", "d", "LEFT", "RIGHT", "0")
-			blocked(1)
-			sendCommand(b, "BLPOP", "d", "0")
-			blocked(2)
-			w.Expect(":1\r\n", "LPUSH", "s", "v")
-			w.Expect(":0\r\n", "EXISTS", "s", "d")
-			if got := a.Reply(); got != "$1\r\nv\r\n" {
-				t.Fatalf("BLMOVE s d: %q", got)
-			}
-			if got := b.Reply(); got != "*2\r\n$1\r\nd\r\n$1\r\nv\r\n" {
-				t.Fatalf("BLPOP d: %q", got)
-			}
-			step("a chain of moves",
-				"__keyevent@0__:lpush=s", "__keyevent@0__:rpush=d", "__keyevent@0__:lpop=s", "__keyevent@0__:del=s",
-				"__keyevent@0__:lpop=d", "__keyevent@0__:del=d")
+		// A BLMOVE served by a push feeds a BLPOP on its destination.
+		sendCommand(a, "BLMOVE", "s", "d", "LEFT", "RIGHT", "0")
+		blocked(1)
+		sendCommand(b, "BLPOP", "d", "0")
+		blocked(2)
+		w.Expect(":1\r\n", "LPUSH", "s", "v")
+		w.Expect(":0\r\n", "EXISTS", "s", "d")
+		if got := a.Reply(); got != "$1\r\nv\r\n" {
+			t.Fatalf("BLMOVE s d: %q", got)
+		}
+		if got := b.Reply(); got != "*2\r\n$1\r\nd\r\n$1\r\nv\r\n" {
+			t.Fatalf("BLPOP d: %q", got)
+		}
+		step("a chain of moves",
+			"__keyevent@0__:lpush=s", "__keyevent@0__:rpush=d", "__keyevent@0__:lpop=s", "__keyevent@0__:del=s",
+			"__keyevent@0__:lpop=d", "__keyevent@0__:del=d")
 
-			// A transaction's pushes serve the waiter once it has run.
-			sendCommand(a, "BLPOP", "m", "0")
-			blocked(1)
-			w.Expect("+OK\r\n", "MULTI")
-			w.Expect("+QUEUED\r\n", "RPUSH", "m", "1")
-			w.Expect("+QUEUED\r\n", "RPUSH", "m", "2")
-			w.Expect("*2\r\n:1\r\n:2\r\n", "EXEC")
-			w.Expect("*1\r\n$1\r\n2\r\n", "LRANGE", "m", "0", "-1")
-			if got := a.Reply(); got != "*2\r\n$1\r\nm\r\n$1\r\n1\r\n" {
-				t.Fatalf("BLPOP m: %q", got)
-			}
-			step("a transaction", "__keyevent@0__:rpush=m", "__keyevent@0__:rpush=m", "__keyevent@0__:lpop=m")
+		// A transaction's pushes serve the waiter once it has run.
+		sendCommand(a, "BLPOP", "m", "0")
+		blocked(1)
+		w.Expect("+OK\r\n", "MULTI")
+		w.Expect("+QUEUED\r\n", "RPUSH", "m", "1")
+		w.Expect("+QUEUED\r\n", "RPUSH", "m", "2")
+		w.Expect("*2\r\n:1\r\n:2\r\n", "EXEC")
+		w.Expect("*1\r\n$1\r\n2\r\n", "LRANGE", "m", "0", "-1")
+		if got := a.Reply(); got != "*2\r\n$1\r\nm\r\n$1\r\n1\r\n" {
+			t.Fatalf("BLPOP m: %q", got)
+		}
+		step("a transaction", "__keyevent@0__:rpush=m", "__keyevent@0__:rpush=m", "__keyevent@0__:lpop=m")
 
-			// BLMPOP takes up to COUNT; a timeout replies a null.
-			sendCommand(a, "BLMPOP", "0", "1", "mp", "RIGHT", "COUNT", "5")
-			blocked(1)
-			w.Expect(":3\r\n", "RPUSH", "mp", "a", "b", "c")
-			if got := a.Reply(); got != "*2\r\n$2\r\nmp\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n" {
-				t.Fatalf("BLMPOP: %q", got)
-			}
-			a.Expect("*-1\r\n", "BLPOP", "nothing", "0.05")
-			a.Expect("*-1\r\n", "BLMOVE", "nothing", "d", "LEFT", "LEFT", "0.05")
-			step("BLMPOP and timeouts", "__keyevent@0__:rpush=mp", "__keyevent@0__:rpop=mp", "__keyevent@0__:del=mp")
+		// BLMPOP takes up to COUNT; a timeout replies a null.
+		sendCommand(a, "BLMPOP", "0", "1", "mp", "RIGHT", "COUNT", "5")
+		blocked(1)
+		w.Expect(":3\r\n", "RPUSH", "mp", "a", "b", "c")
+		if got := a.Reply(); got != "*2\r\n$2\r\nmp\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n" {
+			t.Fatalf("BLMPOP: %q", got)
+		}
+		a.Expect("*-1\r\n", "BLPOP", "nothing", "0.05")
+		a.Expect("*-1\r\n", "BLMOVE", "nothing", "d", "LEFT", "LEFT", "0.05")
+		step("BLMPOP and timeouts", "__keyevent@0__:rpush=mp", "__keyevent@0__:rpop=mp", "__keyevent@0__:del=mp")
 
-			// CLIENT UNBLOCK ends a wait as a timeout, or with an error.
-			id := strings.TrimSuffix(strings.TrimPrefix(a.Do("CLIENT", "ID"), ":"), "\r\n")
-			sendCommand(a, "BLPOP", "u", "0")
-			blocked(1)
-			w.Expect(":1\r\n", "CLIENT", "UNBLOCK", id)
-			if got := a.Reply(); got != "*-1\r\n" {
-				t.Fatalf("BLPOP after CLIENT UNBLOCK: %q", got)
-			}
-			sendCommand(a, "BRPOPLPUSH", "u", "d", "0")
-			blocked(1)
-			w.Expect(":1\r\n", "CLIENT", "UNBLOCK", id, "ERROR")
-			if got := a.Reply(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
-				t.Fatalf("BRPOPLPUSH after CLIENT UNBLOCK ERROR: %q", got)
-			}
-			blocked(0)
+		// CLIENT UNBLOCK ends a wait as a timeout, or with an error.
+		id := strings.TrimSuffix(strings.TrimPrefix(a.Do("CLIENT", "ID"), ":"), "\r\n")
+		sendCommand(a, "BLPOP", "u", "0")
+		blocked(1)
+		w.Expect(":1\r\n", "CLIENT", "UNBLOCK", id)
+		if got := a.Reply(); got != "*-1\r\n" {
+			t.Fatalf("BLPOP after CLIENT UNBLOCK: %q", got)
+		}
+		sendCommand(a, "BRPOPLPUSH", "u", "d", "0")
+		blocked(1)
+		w.Expect(":1\r\n", "CLIENT", "UNBLOCK", id, "ERROR")
+		if got := a.Reply(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+			t.Fatalf("BRPOPLPUSH after CLIENT UNBLOCK ERROR: %q", got)
+		}
+		blocked(0)
 
-			// A destination of the wrong type at serving time: the waiter
-			// gets WRONGTYPE and the element stays.
-			sendCommand(a, "BLMOVE", "v", "str", "LEFT", "LEFT", "0")
-			blocked(1)
-			w.Expect("+OK\r\n", "SET", "str", "s")
-			w.Expect(":1\r\n", "RPUSH", "v", "e")
-			if got := a.Reply(); !strings.HasPrefix(got, "-WRONGTYPE") {
-				t.Fatalf("BLMOVE onto a string: %q", got)
-			}
-			w.Expect("*1\r\n$1\r\ne\r\n", "LRANGE", "v", "0", "-1")
-			step("a wrong destination", "__keyevent@0__:set=str", "__keyevent@0__:rpush=v")
-			blocked(0)
+		// A destination of the wrong type at serving time: the waiter
+		// gets WRONGTYPE and the element stays.
+		sendCommand(a, "BLMOVE", "v", "str", "LEFT", "LEFT", "0")
+		blocked(1)
+		w.Expect("+OK\r\n", "SET", "str", "s")
+		w.Expect(":1\r\n", "RPUSH", "v", "e")
+		if got := a.Reply(); !strings.HasPrefix(got, "-WRONGTYPE") {
+			t.Fatalf("BLMOVE onto a string: %q", got)
+		}
+		w.Expect("*1\r\n$1\r\ne\r\n", "LRANGE", "v", "0", "-1")
+		step("a wrong destination", "__keyevent@0__:set=str", "__keyevent@0__:rpush=v")
+		blocked(0)
 
-			// A list that arrives by RENAME, COPY or RESTORE serves
-			// waiters too, after the command's own events.
-			w.Expect(":2\r\n", "RPUSH", "src", "1", "2")
-			sendCommand(a, "BLPOP", "renamed", "0")
-			blocked(1)
-			w.Expect("+OK\r\n", "RENAME", "src", "renamed")
-			if got := a.Reply(); got != "*2\r\n$7\r\nrenamed\r\n$1\r\n1\r\n" {
-				t.Fatalf("BLPOP of a renamed list: %q", got)
-			}
-			sendCommand(a, "BRPOP", "copied", "0")
-			blocked(1)
-			w.Expect(":1\r\n", "COPY", "renamed", "copied")
-			if got := a.Reply(); got != "*2\r\n$6\r\ncopied\r\n$1\r\n2\r\n" {
-				t.Fatalf("BRPOP of a copied list: %q", got)
-			}
-			dump := w.Do("DUMP", "renamed")
-			payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
-			sendCommand(a, "BLMPOP", "0", "2", "nothing", "restored", "LEFT", "COUNT", "9")
-			blocked(1)
-			w.Expect("+OK\r\n", "RESTORE", "restored", "0", payload)
-			if got := a.Reply(); got != "*2\r\n$8\r\nrestored\r\n*1\r\n$1\r\n2\r\n" {
-				t.Fatalf("BLMPOP of a restored list: %q", got)
-			}
-			step("lists arriving by RENAME, COPY and RESTORE",
-				"__keyevent@0__:rpush=src", "__keyevent@0__:rename_from=src", "__keyevent@0__:rename_to=renamed",
-				"__keyevent@0__:lpop=renamed", "__keyevent@0__:copy_to=copied", "__keyevent@0__:rpop=copied",
-				"__keyevent@0__:del=copied", "__keyevent@0__:restore=restored", "__keyevent@0__:lpop=restored",
-				"__keyevent@0__:del=restored")
-			blocked(0)
+		// A list that arrives by RENAME, COPY or RESTORE serves
+		// waiters too, after the command's own events.
+		w.Expect(":2\r\n", "RPUSH", "src", "1", "2")
+		sendCommand(a, "BLPOP", "renamed", "0")
+		blocked(1)
+		w.Expect("+OK\r\n", "RENAME", "src", "renamed")
+		if got := a.Reply(); got != "*2\r\n$7\r\nrenamed\r\n$1\r\n1\r\n" {
+			t.Fatalf("BLPOP of a renamed list: %q", got)
+		}
+		sendCommand(a, "BRPOP", "copied", "0")
+		blocked(1)
+		w.Expect(":1\r\n", "COPY", "renamed", "copied")
+		if got := a.Reply(); got != "*2\r\n$6\r\ncopied\r\n$1\r\n2\r\n" {
+			t.Fatalf("BRPOP of a copied list: %q", got)
+		}
+		dump := w.Do("DUMP", "renamed")
+		payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+		sendCommand(a, "BLMPOP", "0", "2", "nothing", "restored", "LEFT", "COUNT", "9")
+		blocked(1)
+		w.Expect("+OK\r\n", "RESTORE", "restored", "0", payload)
+		if got := a.Reply(); got != "*2\r\n$8\r\nrestored\r\n*1\r\n$1\r\n2\r\n" {
+			t.Fatalf("BLMPOP of a restored list: %q", got)
+		}
+		step("lists arriving by RENAME, COPY and RESTORE",
+			"__keyevent@0__:rpush=src", "__keyevent@0__:rename_from=src", "__keyevent@0__:rename_to=renamed",
+			"__keyevent@0__:lpop=renamed", "__keyevent@0__:copy_to=copied", "__keyevent@0__:rpop=copied",
+			"__keyevent@0__:del=copied", "__keyevent@0__:restore=restored", "__keyevent@0__:lpop=restored",
+			"__keyevent@0__:del=restored")
+		blocked(0)
 
-			// Becoming a replica ends every wait with an error.
-			sendCommand(a, "BLPOP", "r1", "0")
-			sendCommand(b, "BLMOVE", "r2", "d", "LEFT", "LEFT", "0")
-			blocked(2)
-			w.Expect("+OK\r\n", "REPLICAOF", "127.0.0.1", strconv.Itoa(freePort(t)))
-			for _, c := range []*RawConn{a, b} {
-				if got := c.Reply(); got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
-					t.Fatalf("a wait when the node became a replica: %q", got)
-				}
+		// Becoming a replica ends every wait with an error.
+		sendCommand(a, "BLPOP", "r1", "0")
+		sendCommand(b, "BLMOVE", "r2", "d", "LEFT", "LEFT", "0")
+		blocked(2)
+		w.Expect("+OK\r\n", "REPLICAOF", "127.0.0.1", strconv.Itoa(freePort(t)))
+		for _, c := range []*RawConn{a, b} {
+			if got := c.Reply(); got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
+				t.Fatalf("a wait when the node became a replica: %q", got)
 			}
-			w.Expect("+OK\r\n", "REPLICAOF", "NO", "ONE")
-		})
-	}
+		}
+		w.Expect("+OK\r\n", "REPLICAOF", "NO", "ONE")
+	})
 }
 
 // Consumers block on a queue while producers push to it, with a replica:

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,95 +14,73 @@ import (
 // what, and which events each step publishes. The expectations are
 // Redis's (the same script must pass against both).
 func TestBlockingStreamsMatchRedis(t *testing.T) {
-	for _, server := range []string{"cairn", "redis"} {
-		t.Run(server, func(t *testing.T) {
-			var n *Node
-			if server == "cairn" {
-				n = StartCairn(t, "--notify-keyspace-events", "KEA")
-			} else {
-				n = StartRedis(t, "--notify-keyspace-events", "KEA")
-			}
-			events := subscribeEvents(t, n.Client(), "__keyevent@0__:*")
-			a, b, w := n.Raw(), n.Raw(), n.Raw() // two waiters and a writer
-			blocked := func(want int) {
-				t.Helper()
-				waitFor(t, 10*time.Second, fmt.Sprintf("%d blocked clients", want), func() bool { return blockedClients(t, w) == want })
-			}
-			step := func(what string, want ...string) {
-				t.Helper()
-				expectEvents(t, what, events.until(n.Client()), want...)
-			}
-			reply := func(r *RawConn, what, want string) {
-				t.Helper()
-				if got := r.Reply(); got != want {
-					t.Fatalf("%s: %q, want %q", what, got, want)
-				}
-			}
+	runBlockingScript(t, func(t *testing.T, s *blockingScript) {
+		a, b, w := s.a, s.b, s.w
+		blocked, step, reply := s.blocked, s.step, s.reply
 
-			// Two XREADs, on a missing key and on "$", both served by
-			// one XADD, with the written key alone.
-			sendCommand(a, "XREAD", "BLOCK", "0", "STREAMS", "other", "s", "0", "$")
-			blocked(1)
-			sendCommand(b, "XREAD", "BLOCK", "0", "COUNT", "5", "STREAMS", "s", "0-0")
-			blocked(2)
-			w.Expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
-			entry := "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
-			reply(a, "XREAD other s", entry)
-			reply(b, "XREAD s", entry)
-			step("an XADD serves two XREADs", "__keyevent@0__:xadd=s")
-			blocked(0)
+		// Two XREADs, on a missing key and on "$", both served by
+		// one XADD, with the written key alone.
+		sendCommand(a, "XREAD", "BLOCK", "0", "STREAMS", "other", "s", "0", "$")
+		blocked(1)
+		sendCommand(b, "XREAD", "BLOCK", "0", "COUNT", "5", "STREAMS", "s", "0-0")
+		blocked(2)
+		w.Expect("$3\r\n1-1\r\n", "XADD", "s", "1-1", "f", "v")
+		entry := "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+		reply(a, "XREAD other s", entry)
+		reply(b, "XREAD s", entry)
+		step("an XADD serves two XREADs", "__keyevent@0__:xadd=s")
+		blocked(0)
 
-			// A timeout replies a null array; XREAD "$" ignores what is
-			// there already.
-			a.Expect("*-1\r\n", "XREAD", "BLOCK", "20", "STREAMS", "s", "$")
-			sendCommand(a, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
-			blocked(1)
-			w.Expect("+OK\r\n", "MULTI")
-			w.Expect("+QUEUED\r\n", "XADD", "s", "2-1", "f", "v")
-			w.Expect("+QUEUED\r\n", "XADD", "s", "2-2", "f", "w")
-			w.Expect("*2\r\n$3\r\n2-1\r\n$3\r\n2-2\r\n", "EXEC")
-			reply(a, "XREAD s $ after EXEC", "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n2-2\r\n*2\r\n$1\r\nf\r\n$1\r\nw\r\n")
-			step("a transaction's entries serve the waiter once it has run", "__keyevent@0__:xadd=s", "__keyevent@0__:xadd=s")
+		// A timeout replies a null array; XREAD "$" ignores what is
+		// there already.
+		a.Expect("*-1\r\n", "XREAD", "BLOCK", "20", "STREAMS", "s", "$")
+		sendCommand(a, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+		blocked(1)
+		w.Expect("+OK\r\n", "MULTI")
+		w.Expect("+QUEUED\r\n", "XADD", "s", "2-1", "f", "v")
+		w.Expect("+QUEUED\r\n", "XADD", "s", "2-2", "f", "w")
+		w.Expect("*2\r\n$3\r\n2-1\r\n$3\r\n2-2\r\n", "EXEC")
+		reply(a, "XREAD s $ after EXEC", "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n2-2\r\n*2\r\n$1\r\nf\r\n$1\r\nw\r\n")
+		step("a transaction's entries serve the waiter once it has run", "__keyevent@0__:xadd=s", "__keyevent@0__:xadd=s")
 
-			// XREADGROUP ">": the first waiter takes the new entry, the
-			// second waits for the next one.
-			w.Expect("+OK\r\n", "XGROUP", "CREATE", "g", "grp", "$", "MKSTREAM")
-			sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
-			blocked(1)
-			sendCommand(b, "XREADGROUP", "GROUP", "grp", "c2", "BLOCK", "0", "STREAMS", "g", ">")
-			blocked(2)
-			w.Expect("$3\r\n1-0\r\n", "XADD", "g", "1", "f", "v")
-			reply(a, "XREADGROUP c1", "*1\r\n*2\r\n$1\r\ng\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
-			blocked(1)
-			w.Expect("$3\r\n2-0\r\n", "XADD", "g", "2", "f", "v")
-			reply(b, "XREADGROUP c2", "*1\r\n*2\r\n$1\r\ng\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
-			w.Expect("*4\r\n:2\r\n$3\r\n1-0\r\n$3\r\n2-0\r\n*2\r\n*2\r\n$2\r\nc1\r\n$1\r\n1\r\n*2\r\n$2\r\nc2\r\n$1\r\n1\r\n", "XPENDING", "g", "grp")
-			// A consumer is made when it is served, not when it blocks.
-			step("XREADGROUP waiters", "__keyevent@0__:xgroup-create=g",
-				"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g",
-				"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g")
+		// XREADGROUP ">": the first waiter takes the new entry, the
+		// second waits for the next one.
+		w.Expect("+OK\r\n", "XGROUP", "CREATE", "g", "grp", "$", "MKSTREAM")
+		sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
+		blocked(1)
+		sendCommand(b, "XREADGROUP", "GROUP", "grp", "c2", "BLOCK", "0", "STREAMS", "g", ">")
+		blocked(2)
+		w.Expect("$3\r\n1-0\r\n", "XADD", "g", "1", "f", "v")
+		reply(a, "XREADGROUP c1", "*1\r\n*2\r\n$1\r\ng\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+		blocked(1)
+		w.Expect("$3\r\n2-0\r\n", "XADD", "g", "2", "f", "v")
+		reply(b, "XREADGROUP c2", "*1\r\n*2\r\n$1\r\ng\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+		w.Expect("*4\r\n:2\r\n$3\r\n1-0\r\n$3\r\n2-0\r\n*2\r\n*2\r\n$2\r\nc1\r\n$1\r\n1\r\n*2\r\n$2\r\nc2\r\n$1\r\n1\r\n", "XPENDING", "g", "grp")
+		// A consumer is made when it is served, not when it blocks.
+		step("XREADGROUP waiters", "__keyevent@0__:xgroup-create=g",
+			"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g",
+			"__keyevent@0__:xadd=g", "__keyevent@0__:xgroup-createconsumer=g")
 
-			// XGROUP SETID wakes no waiter; the next XADD serves it from
-			// the group's new last ID.
-			sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
-			blocked(1)
-			w.Expect("+OK\r\n", "XGROUP", "SETID", "g", "grp", "0")
-			w.Expect(":1\r\n", "EXISTS", "g")
-			blocked(1)
-			w.Expect("$3\r\n3-0\r\n", "XADD", "g", "3", "f", "v")
-			gEntry := func(id string) string { return "*2\r\n$3\r\n" + id + "\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n" }
-			reply(a, "XREADGROUP after SETID", "*1\r\n*2\r\n$1\r\ng\r\n*3\r\n"+gEntry("1-0")+gEntry("2-0")+gEntry("3-0"))
-			step("SETID then XADD", "__keyevent@0__:xgroup-setid=g", "__keyevent@0__:xadd=g")
+		// XGROUP SETID wakes no waiter; the next XADD serves it from
+		// the group's new last ID.
+		sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
+		blocked(1)
+		w.Expect("+OK\r\n", "XGROUP", "SETID", "g", "grp", "0")
+		w.Expect(":1\r\n", "EXISTS", "g")
+		blocked(1)
+		w.Expect("$3\r\n3-0\r\n", "XADD", "g", "3", "f", "v")
+		gEntry := func(id string) string { return "*2\r\n$3\r\n" + id + "\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n" }
+		reply(a, "XREADGROUP after SETID", "*1\r\n*2\r\n$1\r\ng\r\n*3\r\n"+gEntry("1-0")+gEntry("2-0")+gEntry("3-0"))
+		step("SETID then XADD", "__keyevent@0__:xgroup-setid=g", "__keyevent@0__:xadd=g")
 
-			// A waiter whose group is destroyed fails.
-			sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
-			blocked(1)
-			w.Expect(":1\r\n", "XGROUP", "DESTROY", "g", "grp")
-			reply(a, "XREADGROUP of a destroyed group", "-NOGROUP the consumer group this client was blocked on no longer exists\r\n")
-			step("a destroyed group", "__keyevent@0__:xgroup-destroy=g")
-			blocked(0)
-		})
-	}
+		// A waiter whose group is destroyed fails.
+		sendCommand(a, "XREADGROUP", "GROUP", "grp", "c1", "BLOCK", "0", "STREAMS", "g", ">")
+		blocked(1)
+		w.Expect(":1\r\n", "XGROUP", "DESTROY", "g", "grp")
+		reply(a, "XREADGROUP of a destroyed group", "-NOGROUP the consumer group this client was blocked on no longer exists\r\n")
+		step("a destroyed group", "__keyevent@0__:xgroup-destroy=g")
+		blocked(0)
+	})
 }
 
 // XPENDING's extended form, without the (varying) idle times.
