@@ -1757,6 +1757,13 @@ func (c *Ctx) restoreStream(key []byte, k *keyState, s *rdb.Stream, ttl int64) b
 	for _, e := range s.Entries {
 		b.PutField(c.ns(), m.Version, storage.StreamEntryField(storageID(e.ID)), storage.EncodeStreamEntry(storageID(e.Node), e.Pairs))
 	}
+	for _, e := range s.Entries { // in ID order: the head node's first
+		if e.Node != s.Entries[0].Node {
+			break
+		}
+		m.Stream.HeadMaster = storageID(e.Node)
+		m.Stream.HeadLive++
+	}
 	if t := s.Tail; len(s.Entries) > 0 && t.Live > 0 {
 		m.Stream.TailMaster = storageID(t.Master)
 		m.Stream.TailLive, m.Stream.TailDeleted = t.Live, t.Deleted

@@ -408,8 +408,12 @@ func (c *Ctx) appendEntry(b *storage.Batch, m *storage.Metadata, id streamID, pa
 	m.Size++
 	s.EntriesAdded++
 	s.LastID = id
-	if m.Size == 1 {
+	switch {
+	case m.Size == 1:
 		s.FirstID = id
+		s.HeadMaster, s.HeadLive = s.TailMaster, 1
+	case s.HeadLive != 0 && s.HeadMaster == s.TailMaster:
+		s.HeadLive++
 	}
 	return true
 }
@@ -421,6 +425,9 @@ func (c *Ctx) deleteEntries(b *storage.Batch, m *storage.Metadata, es []*streamE
 	for _, e := range es {
 		b.PutField(c.ns(), m.Version, storage.StreamEntryField(e.id), nil)
 		m.Size--
+		if e.node == s.HeadMaster && s.HeadLive != 0 {
+			s.HeadLive-- // 0, unknown, once the head node is gone
+		}
 		if e.node == s.TailMaster && s.TailBytes != 0 {
 			s.TailLive--
 			s.TailDeleted++
@@ -577,19 +584,38 @@ func (c *Ctx) finishTrimArgs(t trimArgs, limitGiven, xadd bool, idAt int, id str
 // deletes. added is the entry XADD just wrote to b (nil for XTRIM),
 // which the storage does not hold yet. It returns how many entries it
 // deleted.
+//
+// When the stream's metadata knows the head node's live entries
+// (StreamMeta.HeadLive), a MAXLEN trim that keeps the head node decides
+// so without reading it, as Redis reads the node's count: XADD with
+// MAXLEN ~ then reads no entry until a whole node may go.
 func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *streamEntry) (int64, bool) {
+	s := &m.Stream
 	if t.strategy == 'M' && int64(m.Size) <= t.maxLen {
 		return 0, true
 	}
-	if t.strategy == 'I' && !m.Stream.FirstID.Less(t.minID) && m.Size > 0 {
+	if t.strategy == 'I' && !s.FirstID.Less(t.minID) && m.Size > 0 {
 		return 0, true
 	}
 	length := int64(m.Size)
+	if head := int64(s.HeadLive); t.strategy == 'M' && head != 0 && (length-head < t.maxLen || t.limit != 0 && head > t.limit) {
+		if t.approx {
+			return 0, true
+		}
+		// Fewer than the head node's entries go: the first ones.
+		return c.trimFirst(b, m, length-t.maxLen, added)
+	}
 	var gone []*streamEntry
 	deleted := int64(0)
+	// The first node the walk keeps, when it read all of it: the head
+	// node once the trim is done.
+	var headMaster streamID
+	var headLive int64
 	// visit decides on a whole node, from the first one on, and reports
 	// whether the next one may go too: the walk reads no further.
 	visit := func(node []*streamEntry) bool {
+		kept := int64(len(node))
+		defer func() { headMaster, headLive = node[0].node, kept }()
 		if t.strategy == 'M' && length <= t.maxLen {
 			return false
 		}
@@ -607,6 +633,7 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 			gone = append(gone, node...)
 			length -= entries
 			deleted += entries
+			kept = 0
 			return true
 		}
 		if t.approx {
@@ -619,17 +646,28 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 			gone = append(gone, e)
 			length--
 			deleted++
+			kept--
 		}
 		return false
 	}
 	var cur []*streamEntry // the node being read
 	walking := true
 	next := func(e *streamEntry) bool {
-		if len(cur) > 0 && cur[0].node != e.node {
+		newNode := len(cur) > 0 && cur[0].node != e.node
+		if newNode {
 			if walking = visit(cur); !walking {
 				return false
 			}
 			cur = nil
+		}
+		if t.strategy == 'I' && !e.id.Less(t.minID) {
+			// Nothing from here on goes. The node of e stays, unread
+			// beyond e; exact trimming deletes its entries before e.
+			if !t.approx && len(cur) > 0 {
+				visit(cur)
+			}
+			headLive, walking = 0, false
+			return false
 		}
 		cur = append(cur, e)
 		return true
@@ -645,13 +683,37 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 		visit(cur)
 	}
 	if len(gone) == 0 {
+		if headLive > 0 {
+			s.HeadMaster, s.HeadLive = headMaster, uint64(headLive)
+		}
 		return 0, true
 	}
 	if !c.fixFirstID(m, gone, added) {
 		return 0, false
 	}
 	c.deleteEntries(b, m, gone)
+	if headLive > 0 {
+		s.HeadMaster, s.HeadLive = headMaster, uint64(headLive)
+	}
 	return deleted, true
+}
+
+// trimFirst deletes the first n entries of the stream m (metadata
+// updated), all of them in its head node, which keeps more than n: the
+// end of an exact MAXLEN trim. added is as for trim.
+func (c *Ctx) trimFirst(b *storage.Batch, m *storage.Metadata, n int64, added *streamEntry) (int64, bool) {
+	gone := make([]*streamEntry, 0, n)
+	if !c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
+		gone = append(gone, e)
+		return int64(len(gone)) < n
+	}) {
+		return 0, false
+	}
+	if !c.fixFirstID(m, gone, added) {
+		return 0, false
+	}
+	c.deleteEntries(b, m, gone)
+	return n, true
 }
 
 // nextAutoID returns the ID XADD "*" gives after last at now (ms).

@@ -373,7 +373,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	hashes := map[value]uint64{} // collections' member counts
 	heads := map[value]uint64{}  // lists' first indices
 	zsets := map[value]*zsetSummary{}
-	streams := map[value]bool{} // only their entries are counted
+	streams := map[value]*streamSummary{} // only their entries are counted
 	scan := func(prefix byte, fn func(k, v []byte) error) error {
 		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 		if err != nil {
@@ -410,7 +410,7 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 			case TypeZSet:
 				zsets[value{string(ns), m.Version}] = &zsetSummary{low: m.ZLow, high: m.ZHigh}
 			case TypeStream:
-				streams[value{string(ns), m.Version}] = true
+				streams[value{string(ns), m.Version}] = &streamSummary{meta: m.Stream}
 			}
 		}
 		return nil
@@ -439,8 +439,14 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 				return fmt.Errorf("%w (sorted set %x in namespace %q)", err, h.id, h.ns)
 			}
 		}
-		if f := k[2+int(k[1])+8:]; streams[h] && (len(f) == 0 || f[0] != streamEntry) {
-			return nil // a group's record
+		if st := streams[h]; st != nil {
+			f := k[2+int(k[1])+8:]
+			if len(f) == 0 || f[0] != streamEntry {
+				return nil // a group's record
+			}
+			if err := st.add(f, v); err != nil {
+				return fmt.Errorf("%w (stream %x in namespace %q)", err, h.id, h.ns)
+			}
 		}
 		fields[h]++
 		return nil
@@ -451,6 +457,11 @@ func (e *Engine) CheckValues() (chunks int, err error) {
 	for h, n := range hashes {
 		if fields[h] != n {
 			return 0, fmt.Errorf("%w: collection %x in namespace %q counts %d fields and has %d", ErrValueCheck, h.id, h.ns, n, fields[h])
+		}
+	}
+	for h, st := range streams {
+		if err := st.check(); err != nil {
+			return 0, fmt.Errorf("%w (stream %x in namespace %q)", err, h.id, h.ns)
 		}
 	}
 	for h, z := range zsets {

@@ -226,7 +226,7 @@ func decodeMetadata(v []byte) (Metadata, error) {
 	case TypeZSet:
 		want = 32
 	case TypeStream:
-		want = 16 + streamMetaLen
+		want = 16 + streamMetaLenV1
 	}
 	if len(rest) < want {
 		return Metadata{}, fmt.Errorf("storage: %s metadata too short (%d bytes)", m.Type, len(v))

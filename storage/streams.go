@@ -78,10 +78,21 @@ type StreamMeta struct {
 	// removes whole nodes only, as Redis's does.
 	TailLive, TailDeleted, TailBytes uint64
 	TailMaster                       StreamID
+	// The head node is the node of the first entry. HeadLive counts its
+	// live entries, 0 when that is not known (a trim then reads the node
+	// and learns it); HeadMaster names it. They let a trim that would
+	// keep the head node decide so without reading it.
+	HeadLive   uint64
+	HeadMaster StreamID
 }
 
-// streamMetaLen is the encoded length of a StreamMeta.
-const streamMetaLen = 112
+// streamMetaLen is the encoded length of a StreamMeta. A value of
+// streamMetaLenV1 bytes, without the head node's fields, decodes with
+// HeadLive 0.
+const (
+	streamMetaLen   = 136
+	streamMetaLenV1 = 112
+)
 
 func (s *StreamMeta) encode(dst []byte) []byte {
 	dst = appendStreamID(dst, s.LastID)
@@ -92,11 +103,14 @@ func (s *StreamMeta) encode(dst []byte) []byte {
 	for _, n := range []uint64{0, s.TailLive, s.TailDeleted, s.TailBytes} {
 		dst = binary.BigEndian.AppendUint64(dst, n)
 	}
-	return appendStreamID(dst, s.TailMaster)
+	dst = appendStreamID(dst, s.TailMaster)
+	dst = binary.BigEndian.AppendUint64(dst, s.HeadLive)
+	return appendStreamID(dst, s.HeadMaster)
 }
 
+// decodeStreamMeta decodes a StreamMeta of streamMetaLenV1 bytes or more.
 func decodeStreamMeta(b []byte) StreamMeta {
-	return StreamMeta{
+	s := StreamMeta{
 		LastID:       decodeStreamID(b),
 		FirstID:      decodeStreamID(b[16:]),
 		MaxDeleted:   decodeStreamID(b[32:]),
@@ -107,6 +121,11 @@ func decodeStreamMeta(b []byte) StreamMeta {
 		TailBytes:    binary.BigEndian.Uint64(b[88:]),
 		TailMaster:   decodeStreamID(b[96:]),
 	}
+	if len(b) >= streamMetaLen {
+		s.HeadLive = binary.BigEndian.Uint64(b[112:])
+		s.HeadMaster = decodeStreamID(b[120:])
+	}
+	return s
 }
 
 // StreamEntryField returns the field name of the entry id.
@@ -268,3 +287,48 @@ func DecodeStreamConsumer(v []byte) (int64, error) {
 // PrefixEnd returns the first byte string after every one that begins
 // with p (nil when there is none), as an exclusive upper bound.
 func PrefixEnd(p []byte) []byte { return prefixEnd(p) }
+
+// streamSummary checks a stream's metadata against its entry records,
+// which add is given in key (ID) order (DEBUG CHECK-VALUES).
+type streamSummary struct {
+	meta           StreamMeta
+	entries        uint64
+	first          StreamID
+	headLive, tail uint64 // entries in the head and the tail node
+	inHead         bool   // no entry of another node seen yet
+}
+
+// add counts the entry record f (its field name) with value v.
+func (s *streamSummary) add(f, v []byte) error {
+	if len(f) != 17 || len(v) < 16 {
+		return fmt.Errorf("%w: stream entry record %x", ErrValueCheck, f)
+	}
+	id, node := decodeStreamID(f[1:]), decodeStreamID(v)
+	if s.entries == 0 {
+		s.first, s.inHead = id, true
+	}
+	s.entries++
+	if s.inHead && node == s.meta.HeadMaster {
+		s.headLive++
+	} else {
+		s.inHead = false
+	}
+	if node == s.meta.TailMaster {
+		s.tail++
+	}
+	return nil
+}
+
+// check compares the counts with the metadata.
+func (s *streamSummary) check() error {
+	m := &s.meta
+	switch {
+	case s.entries > 0 && s.first != m.FirstID:
+		return fmt.Errorf("%w: first entry %s, metadata says %s", ErrValueCheck, s.first, m.FirstID)
+	case m.HeadLive != 0 && m.HeadLive != s.headLive:
+		return fmt.Errorf("%w: head node %s has %d entries, metadata says %d", ErrValueCheck, m.HeadMaster, s.headLive, m.HeadLive)
+	case m.TailBytes != 0 && m.TailLive != s.tail:
+		return fmt.Errorf("%w: tail node %s has %d entries, metadata says %d", ErrValueCheck, m.TailMaster, s.tail, m.TailLive)
+	}
+	return nil
+}
