@@ -70,6 +70,21 @@ func TestPipelinedGroupCommitsOnce(t *testing.T) {
 	}
 }
 
+// TestPipelinedStreamGroup: stream writes share a group's batch too, and
+// each sees the ones before it: a trim reads the entries the group added.
+func TestPipelinedStreamGroup(t *testing.T) {
+	te := newTestEnv(t)
+	cl := &Client{ID: 1, Authed: true, Admin: true}
+	got := te.group(cl, "XADD s 1-1 a 1", "XADD s 2-1 a 2", "XADD s MAXLEN 2 3-1 a 3", "XLEN s", "XDEL s 2-1", "XRANGE s - +", "XTRIM s MAXLEN 0")
+	want := "$3\r\n1-1\r\n$3\r\n2-1\r\n$3\r\n3-1\r\n:2\r\n:1\r\n*1\r\n*2\r\n$3\r\n3-1\r\n*2\r\n$1\r\na\r\n$1\r\n3\r\n:1\r\n"
+	if got != want {
+		t.Fatalf("replies %q, want %q", got, want)
+	}
+	if len(te.batches) != 1 {
+		t.Fatalf("%d batches committed, want 1", len(te.batches))
+	}
+}
+
 func TestPipelinedGroupFailedCommit(t *testing.T) {
 	te := newTestEnv(t)
 	te.Notify.SetFlags(notify.Keyevent | notify.All)

@@ -550,14 +550,19 @@ const MaxPipelineGroup = 64
 
 // Groupable reports whether a request may join a group of pipelined
 // requests (DispatchGroup): a string, bitmap, hash, set, list, sorted-set,
-// geo, HyperLogLog or key command with the right number of arguments that names its keys
-// (Spec.Keys), and
-// never blocks (a blocking one would wait holding the group's locks).
+// geo, HyperLogLog, stream or key command with the right number of
+// arguments that names its keys (Spec.Keys), and never blocks (a blocking
+// one would wait holding the group's locks).
 func Groupable(args [][]byte) bool {
 	spec := Lookup(args[0])
 	return spec != nil && spec.FirstKey > 0 && spec.Subcommands == nil && spec.Flags&FlagBlocking == 0 && !keyspaceWide(spec, args) &&
-		(spec.Group == "string" || spec.Group == "generic" || spec.Group == "bitmap" || spec.Group == "hash" || spec.Group == "set" || spec.Group == "list" || spec.Group == "sorted-set" || spec.Group == "geo" || spec.Group == "hyperloglog") && spec.ArityOK(len(args))
+		groupableFamilies[spec.Group] && spec.ArityOK(len(args))
 }
+
+// groupableFamilies are the command groups (Spec.Group) whose commands
+// may join a pipelined group.
+var groupableFamilies = map[string]bool{"string": true, "generic": true, "bitmap": true, "hash": true, "set": true,
+	"list": true, "sorted-set": true, "geo": true, "hyperloglog": true, "stream": true}
 
 // DispatchGroup runs requests a client pipelined (each Groupable) as
 // Dispatch would, in order, but commits all their writes as one batch:
