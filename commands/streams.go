@@ -682,16 +682,12 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 	if walking && len(cur) > 0 {
 		visit(cur)
 	}
-	if len(gone) == 0 {
-		if headLive > 0 {
-			s.HeadMaster, s.HeadLive = headMaster, uint64(headLive)
+	if len(gone) > 0 {
+		if !c.fixFirstID(m, gone, added) {
+			return 0, false
 		}
-		return 0, true
+		c.deleteEntries(b, m, gone)
 	}
-	if !c.fixFirstID(m, gone, added) {
-		return 0, false
-	}
-	c.deleteEntries(b, m, gone)
 	if headLive > 0 {
 		s.HeadMaster, s.HeadLive = headMaster, uint64(headLive)
 	}
