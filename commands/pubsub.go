@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 
+	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/storage"
 )
@@ -136,6 +138,10 @@ func (c *Client) syncSubscriptions(h *pubsub.Hub) {
 // replicas, commits a LogData-only entry so every replica publishes it too
 // (in order with the writes around it).
 func cmdPublish(c *Ctx) {
+	if c.txn != nil {
+		publishInTxn(c, false)
+		return
+	}
 	if c.Env.Repl != nil && c.Env.Repl.HasReplicas() && !c.Env.Repl.IsReplica() {
 		b := c.Env.Store.NewRawBatch(storage.EncodePublish(c.Args[1], c.Args[2]))
 		if !c.commit(b) {
@@ -145,7 +151,35 @@ func cmdPublish(c *Ctx) {
 	c.W.Int(int64(c.Env.PubSub.Publish(c.Args[1], c.Args[2])))
 }
 
-func cmdSPublish(c *Ctx) { c.W.Int(int64(c.Env.PubSub.PublishShard(c.Args[1], c.Args[2]))) }
+func cmdSPublish(c *Ctx) {
+	if c.txn != nil {
+		publishInTxn(c, true)
+		return
+	}
+	c.W.Int(int64(c.Env.PubSub.PublishShard(c.Args[1], c.Args[2])))
+}
+
+// publishInTxn is PUBLISH (SPUBLISH with shard) in a transaction or a
+// script: the message goes out with the transaction's events once its
+// batch commits, in order with them, as Redis delivers it between the
+// events of the commands before and after it; replicas get it in the
+// batch, at its place. The reply counts the receivers at the call. A
+// script abandoned to run again under every lock has sent nothing.
+func publishInTxn(c *Ctx, shard bool) {
+	ch, msg := bytes.Clone(c.Args[1]), bytes.Clone(c.Args[2])
+	var n int
+	if shard {
+		n = c.Env.PubSub.ShardReceivers(ch)
+	} else {
+		n = c.Env.PubSub.Receivers(ch)
+		if c.Env.Repl != nil && c.Env.Repl.HasReplicas() && !c.Env.Repl.IsReplica() {
+			c.txn.b.Publish(ch, msg)
+			c.txn.publishes++
+		}
+	}
+	c.txn.events = append(c.txn.events, notify.Message(ch, msg, shard))
+	c.W.Int(int64(n))
+}
 
 func channelsReply(c *Ctx, k pubsub.Kind) {
 	if len(c.Args) > 3 {

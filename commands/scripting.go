@@ -489,9 +489,9 @@ func (h *scriptHost) Call(args [][]byte, proto int) ([]byte, error) {
 		return w.Bytes(), nil
 	}
 	if h.locks != nil && (keyspaceWide(spec, args) || spec.FirstKey == 0 && spec.Flags&FlagReadOnly != 0 ||
-		spec.Flags&FlagPubSub != 0 || !h.locks.cover(spec.Keys(args))) {
-		// A command on the whole keyspace, a PUBLISH (which cannot be
-		// taken back), or a key another command holds.
+		!h.locks.cover(spec.Keys(args))) {
+		// A command on the whole keyspace, or a key another command
+		// holds. (A PUBLISH waits for the script's commit: publishInTxn.)
 		h.abandon = errNeedAllLocks
 		return nil, h.abandon
 	}

@@ -323,13 +323,16 @@ type txnBatch struct {
 	// stops: the batch is dropped, never acknowledged.
 	discard bool
 	events  []notify.Event // to publish once the batch commits
-	scratch []byte         // keyOf's buffer
+	// publishes counts the PUBLISH records added for replicas: a batch
+	// with one commits even without writes.
+	publishes int
+	scratch   []byte // keyOf's buffer
 }
 
 // commit commits the batch for cl if anything was written to it; on an
 // error nothing was applied.
 func (t *txnBatch) commit(e *Env, cl *Client) error {
-	if t.writes == 0 {
+	if t.writes == 0 && t.publishes == 0 {
 		t.b.Discard()
 		return nil
 	}

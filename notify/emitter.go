@@ -19,6 +19,18 @@ type Event struct {
 	Namespace string
 	// Key is the raw key, the payload of __keyevent@ messages.
 	Key []byte
+	// Message is set for a message a transaction or script PUBLISHed on
+	// Channel (SPUBLISHed, with Shard), which goes out in order with the
+	// transaction's events, whatever the flags: Key is then the message.
+	Message bool
+	Shard   bool
+	Channel []byte
+}
+
+// Message returns the event that delivers a PUBLISH's message (an
+// SPUBLISH's with shard) in order with a transaction's events.
+func Message(channel, message []byte, shard bool) Event {
+	return Event{Message: true, Channel: channel, Key: message, Shard: shard}
 }
 
 // Recycle returns events emptied for reuse, their keys released, or nil
@@ -57,8 +69,17 @@ func (e *Emitter) ClassEnabled(class Flags) bool { return e.Flags()&class != 0 }
 // Emit publishes ev: __keyspace@<db>__:<key> with the event name, then
 // __keyevent@<db>__:<event> with the key, each when its selector (K, E)
 // and the event's class are on. Messages of a namespace reach only that
-// namespace's clients and the admin.
+// namespace's clients and the admin. A Message event is published as
+// PUBLISH (or SPUBLISH) publishes, to every client.
 func (e *Emitter) Emit(ev Event) {
+	if ev.Message {
+		if ev.Shard {
+			e.hub.PublishShard(ev.Channel, ev.Key)
+		} else {
+			e.hub.Publish(ev.Channel, ev.Key)
+		}
+		return
+	}
 	f := e.Flags()
 	if f&ev.Class == 0 || f&(Keyspace|Keyevent) == 0 {
 		return

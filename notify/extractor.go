@@ -7,7 +7,8 @@ import (
 )
 
 // Extract returns the events a committed batch carries, in record order,
-// so a replica publishes exactly what the primary published. A batch
+// so a replica publishes exactly what the primary published: keyspace
+// events and PUBLISHed messages (Message events). A batch
 // carries events when a LogData context with the notify bit is followed by
 // events records (EncodeRecordEvents): each names the events of the next
 // metadata record (a Set or Delete of a key), whose key the events take.
@@ -60,6 +61,15 @@ func extract(events []Event, repr []byte, copyKeys bool) ([]Event, error) {
 				return
 			}
 			pending = nil
+			if ch, msg, err := storage.DecodePublish(r.Key); err == nil {
+				// A PUBLISH, alone in its batch or in a transaction's.
+				if copyKeys {
+					ch, msg = append([]byte(nil), ch...), append([]byte(nil), msg...)
+				}
+				events = append(events, Message(ch, msg, false))
+				notify = false
+				return
+			}
 			l, err := storage.DecodeLogData(r.Key)
 			if err != nil {
 				note(fmt.Errorf("notify: skipping records after LogData: %w", err))

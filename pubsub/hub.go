@@ -276,6 +276,40 @@ func (h *Hub) PublishIn(ns string, channel, payload []byte) int {
 	return h.publish(channel, payload, &ns)
 }
 
+// Receivers returns the number of deliveries Publish(channel, ...) would
+// make now, without making them: a transaction's PUBLISH replies it and
+// delivers its message when the transaction commits.
+func (h *Hub) Receivers(channel []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	if e := h.byKind[KindChannel][string(channel)]; e != nil {
+		n += len(e.subs)
+	}
+	for _, i := range h.prefixLens {
+		if i > len(channel) {
+			break
+		}
+		for _, e := range h.byPrefix[string(channel[:i])] {
+			if e.anySuffix || glob.Match(e.name, channel, false) {
+				n += len(e.subs)
+			}
+		}
+	}
+	return n
+}
+
+// ShardReceivers returns the number of subscribers of shard channel
+// channel, to whom PublishShard would deliver.
+func (h *Hub) ShardReceivers(channel []byte) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if e := h.byKind[KindShard][string(channel)]; e != nil {
+		return len(e.subs)
+	}
+	return 0
+}
+
 func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()

@@ -17,7 +17,6 @@ import (
 
 	"github.com/cairnkv/cairn/notify"
 	"github.com/cairnkv/cairn/sockio"
-	"github.com/cairnkv/cairn/storage"
 )
 
 // Reconnection backoff bounds (at most a second between attempts, as
@@ -456,16 +455,6 @@ const maxKeptEvents = 1024
 // do not outlive: the hub copies what it delivers.
 func (l *link) publish(batch []byte) {
 	n := l.n
-	var first []byte
-	storage.ReadBatch(batch, func(r storage.Record) {
-		if first == nil && r.Kind == storage.RecordLogData {
-			first = r.Key
-		}
-	})
-	if ch, msg, err := storage.DecodePublish(first); err == nil {
-		n.opts.Hub.Publish(ch, msg)
-		return
-	}
 	events, err := notify.AppendEvents(l.events[:0], batch)
 	if err != nil {
 		n.log.Warn("skipping undecodable notification context", "error", err)

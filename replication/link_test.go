@@ -130,7 +130,7 @@ func TestApplyFramePublishes(t *testing.T) {
 	rec := &recorder{}
 	hub.Subscribe(rec, pubsub.KindPattern, []byte("__keyevent@0__:*"))
 	hub.Subscribe(rec, pubsub.KindChannel, []byte("news"))
-	n := &Node{opts: Options{Store: store, Hub: hub, Notify: emitter}, log: hclog.NewNullLogger()}
+	n := &Node{opts: Options{Store: store, Notify: emitter}, log: hclog.NewNullLogger()}
 	lk := newLink(n, "127.0.0.1", 0)
 	for i, f := range frames {
 		typ, payload, err := readFrame(bufio.NewReader(bytes.NewReader(f)))
@@ -236,7 +236,7 @@ func BenchmarkReplicaApplySet(b *testing.B) {
 	emitter.SetFlags(flags)
 	sink := &pubsubtest.FrameSink{}
 	hub.Subscribe(sink, pubsub.KindPattern, []byte("__keyevent@0__:*"))
-	n := &Node{opts: Options{Store: store, Log: replLog, Hub: hub, Notify: emitter}, log: hclog.NewNullLogger()}
+	n := &Node{opts: Options{Store: store, Log: replLog, Notify: emitter}, log: hclog.NewNullLogger()}
 	lk := newLink(n, "127.0.0.1", 0)
 	rd := bufio.NewReaderSize(bytes.NewReader(stream), 1<<20)
 

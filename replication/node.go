@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairnkv/cairn/notify"
-	"github.com/cairnkv/cairn/pubsub"
 	"github.com/cairnkv/cairn/storage"
 )
 
@@ -27,7 +26,6 @@ type Options struct {
 	DataDir string
 	Store   *storage.Engine
 	Log     *Log
-	Hub     *pubsub.Hub
 	Notify  *notify.Emitter
 	Logger  hclog.Logger
 	// Port is this node's own port, announced to its primary.

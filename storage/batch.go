@@ -102,6 +102,13 @@ func (e *Engine) NewRawBatch(logData []byte) *Batch {
 	return b
 }
 
+// Publish adds a PUBLISH's record (EncodePublish) at the current position
+// of a transaction's batch: replicas deliver the message in order with the
+// events of the records around it (notify.Extract).
+func (b *Batch) Publish(channel, message []byte) {
+	_ = b.b.LogData(EncodePublish(channel, message), nil)
+}
+
 // Context adds the command context l at the current position (each
 // command of a transaction's batch adds its own). The records after a
 // quiet context (LogFlagQuiet), up to the next context, are quiet.

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,4 +248,63 @@ func TestNotifyRestartRepublishesNothing(t *testing.T) {
 	expectEvents(t, "after a crash and WAL replay", ev.until(rdb))
 	rdb.Set(c, "after", "v", 0)
 	expectEvents(t, "one write, one publication", ev.until(rdb), "__keyspace@0__:after=set", "__keyevent@0__:set=after")
+}
+
+// TestPublishInScriptsAndTransactionsKeepsOrder: a PUBLISH in a script or
+// in MULTI/EXEC reaches subscribers between the keyspace events of the
+// commands before and after it, as in Redis, on the primary and, through
+// the replication stream, on a replica; a script that only publishes
+// reaches the replica too. The replies and the primary's messages must be
+// redis-server's.
+func TestPublishInScriptsAndTransactionsKeepsOrder(t *testing.T) {
+	p := StartCairn(t, "--notify-keyspace-events", "KEA")
+	r := startReplica(t, p, "--notify-keyspace-events", "KEA")
+	ref := StartRedis(t, "--notify-keyspace-events", "KEA")
+	pc, rc, refc := p.Client(), r.Client(), ref.Client()
+	cx := ctx(t)
+	waitLinkUp(t, rc)
+	streams := map[string]*eventStream{
+		"primary": subscribeEvents(t, pc, "__key*", "ch"),
+		"replica": subscribeEvents(t, rc, "__key*", "ch"),
+		"redis":   subscribeEvents(t, refc, "__key*", "ch"),
+	}
+	steps := [][]any{
+		{"EVAL", "redis.call('set', KEYS[1], '1'); redis.call('publish', 'ch', 'm1'); redis.call('incr', KEYS[1]); return redis.call('publish', 'ch', 'm2')", "1", "k"},
+		{"EVAL", "return redis.call('publish', 'ch', 'm3')", "0"},
+		{"EVAL", "redis.call('publish', 'ch', 'm4'); redis.call('del', KEYS[1]); return redis.call('publish', 'ch', 'm5')", "1", "k"},
+	}
+	run := func(c *redis.Client) []string {
+		var replies []string
+		for _, s := range steps {
+			v, err := c.Do(cx, s...).Result()
+			replies = append(replies, fmt.Sprint(v, err))
+		}
+		cmds, err := c.TxPipelined(cx, func(pipe redis.Pipeliner) error {
+			pipe.Set(cx, "k2", "a", 0)
+			pipe.Publish(cx, "ch", "m6")
+			pipe.Del(cx, "k2")
+			return nil
+		})
+		replies = append(replies, fmt.Sprint(err))
+		for _, c := range cmds {
+			replies = append(replies, c.String())
+		}
+		return replies
+	}
+	want := run(refc)
+	if got := run(pc); !slices.Equal(got, want) {
+		t.Fatalf("replies %q, Redis's %q", got, want)
+	}
+	waitCaughtUp(t, pc, rc)
+	wantMsgs := []string{
+		"__keyspace@0__:k=set", "__keyevent@0__:set=k", "ch=m1", "__keyspace@0__:k=incrby", "__keyevent@0__:incrby=k", "ch=m2",
+		"ch=m3",
+		"ch=m4", "__keyspace@0__:k=del", "__keyevent@0__:del=k", "ch=m5",
+		"__keyspace@0__:k2=set", "__keyevent@0__:set=k2", "ch=m6", "__keyspace@0__:k2=del", "__keyevent@0__:del=k2",
+	}
+	for name, pub := range map[string]*redis.Client{"primary": pc, "replica": pc, "redis": refc} {
+		if got := streams[name].until(pub); !slices.Equal(got, wantMsgs) {
+			t.Errorf("%s's subscriber got %q, want %q", name, got, wantMsgs)
+		}
+	}
 }

@@ -133,7 +133,6 @@ func run() int {
 		DataDir:    dir,
 		Store:      store,
 		Log:        replLog,
-		Hub:        hub,
 		Notify:     emitter,
 		Logger:     log.Named("replication"),
 		Port:       int(cfg.Int("port")),
