@@ -22,7 +22,7 @@ func setBatch(tb testing.TB, key string) []byte {
 	}
 	defer e.Close()
 	var repr []byte
-	e.SetCommitHook(func(_ uint64, r []byte) { repr = r })
+	e.SetCommitHook(func(_ uint64, r []byte) { repr = append([]byte(nil), r...) }) // valid until the hook returns
 	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdSet, Flags: storage.LogFlagNotify})
 	b.LogData(EncodeRecordEvents([]Code{CodeSet}))
 	b.PutMeta("", []byte(key), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
@@ -30,6 +30,47 @@ func setBatch(tb testing.TB, key string) []byte {
 		tb.Fatal(err)
 	}
 	return repr
+}
+
+// publishBatch commits a transaction's batch as MULTI, SET a, PUBLISH ch
+// m, DEL a, EXEC writes it for a replica and returns its bytes.
+func publishBatch(tb testing.TB) []byte {
+	tb.Helper()
+	e, err := storage.Open(storage.Options{Dir: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer e.Close()
+	var repr []byte
+	e.SetCommitHook(func(_ uint64, r []byte) { repr = append([]byte(nil), r...) }) // valid until the hook returns
+	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdSet, Flags: storage.LogFlagNotify})
+	b.LogData(EncodeRecordEvents([]Code{CodeSet}))
+	b.PutMeta("", []byte("a"), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
+	b.Publish([]byte("ch"), []byte("m"))
+	b.Context(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdDel, Flags: storage.LogFlagNotify})
+	b.LogData(EncodeRecordEvents([]Code{CodeDel}))
+	b.PutMeta("", []byte("a"), nil, storage.Metadata{})
+	if _, err := e.Commit(b); err != nil {
+		tb.Fatal(err)
+	}
+	return repr
+}
+
+// TestExtractPublishInTransaction: a PUBLISH record in a transaction's
+// batch yields its message between the events of the records around it.
+func TestExtractPublishInTransaction(t *testing.T) {
+	evs, err := Extract(publishBatch(t))
+	var got []string
+	for _, ev := range evs {
+		if ev.Message {
+			got = append(got, fmt.Sprintf("message %s=%s", ev.Channel, ev.Key))
+		} else {
+			got = append(got, fmt.Sprintf("%s %s", ev.Name, ev.Key))
+		}
+	}
+	if want := "set a|message ch=m|del a"; strings.Join(got, "|") != want || err != nil {
+		t.Fatalf("events %q, %v; want %q", got, err, want)
+	}
 }
 
 // TestAppendEventsMatchesExtract extracts a batch whose events records
@@ -43,7 +84,7 @@ func TestAppendEventsMatchesExtract(t *testing.T) {
 	}
 	defer e.Close()
 	var repr []byte
-	e.SetCommitHook(func(_ uint64, r []byte) { repr = r })
+	e.SetCommitHook(func(_ uint64, r []byte) { repr = append([]byte(nil), r...) }) // valid until the hook returns
 	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdMSet, Flags: storage.LogFlagNotify})
 	put := func(key string, record []byte) {
 		b.LogData(record)
@@ -121,6 +162,7 @@ func BenchmarkExtractEmit(b *testing.B) {
 func FuzzExtract(f *testing.F) {
 	f.Add(setBatch(f, "key"))
 	f.Add(setBatch(f, "\x00binary\xffkey"))
+	f.Add(publishBatch(f))
 	f.Add([]byte{})
 	f.Add(make([]byte, 12))
 	f.Fuzz(func(t *testing.T, repr []byte) {
@@ -131,7 +173,8 @@ func FuzzExtract(f *testing.F) {
 		}
 		for i := range copied {
 			if copied[i].Name != aliased[i].Name || string(copied[i].Key) != string(aliased[i].Key) ||
-				copied[i].Namespace != aliased[i].Namespace {
+				copied[i].Namespace != aliased[i].Namespace || copied[i].Message != aliased[i].Message ||
+				string(copied[i].Channel) != string(aliased[i].Channel) {
 				t.Fatalf("event %d: Extract %+v, AppendEvents %+v", i, copied[i], aliased[i])
 			}
 			if !knownEvent(copied[i]) {
@@ -141,8 +184,12 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// knownEvent reports whether ev has the name and class of a valid code.
+// knownEvent reports whether ev is a message or has the name and class of
+// a valid code.
 func knownEvent(ev Event) bool {
+	if ev.Message {
+		return ev.Name == "" && ev.Class == 0 && !ev.Shard
+	}
 	for c := codeNone + 1; c.Valid(); c++ {
 		if c.Name() == ev.Name && c.Class() == ev.Class {
 			return true

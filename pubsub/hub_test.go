@@ -26,6 +26,9 @@ func TestPublishReachesChannelsAndPatterns(t *testing.T) {
 	}
 	h.Subscribe(b, KindPattern, []byte("n*"))
 	h.Subscribe(c, KindShard, []byte("news"))
+	if r, s := h.Receivers([]byte("news")), h.ShardReceivers([]byte("news")); r != 3 || s != 1 || len(a.frames) != 0 {
+		t.Fatalf("Receivers = %d, ShardReceivers = %d (want 3 and 1), delivered %q", r, s, a.frames)
+	}
 	if got := h.Publish([]byte("news"), []byte("hi")); got != 3 {
 		t.Fatalf("PUBLISH receivers = %d, want 3", got)
 	}
