@@ -15,26 +15,29 @@ import (
 // notify bit, the events record, the metadata record) and returns the
 // batch's bytes as the commit hook sees them.
 func setBatch(tb testing.TB, key string) []byte {
-	tb.Helper()
-	e, err := storage.Open(storage.Options{Dir: tb.TempDir()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer e.Close()
-	var repr []byte
-	e.SetCommitHook(func(_ uint64, r []byte) { repr = append([]byte(nil), r...) }) // valid until the hook returns
-	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdSet, Flags: storage.LogFlagNotify})
-	b.LogData(EncodeRecordEvents([]Code{CodeSet}))
-	b.PutMeta("", []byte(key), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
-	if _, err := e.Commit(b); err != nil {
-		tb.Fatal(err)
-	}
-	return repr
+	return committedBatch(tb, func(b *storage.Batch) {
+		b.LogData(EncodeRecordEvents([]Code{CodeSet}))
+		b.PutMeta("", []byte(key), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
+	})
 }
 
 // publishBatch commits a transaction's batch as MULTI, SET a, PUBLISH ch
 // m, DEL a, EXEC writes it for a replica and returns its bytes.
 func publishBatch(tb testing.TB) []byte {
+	return committedBatch(tb, func(b *storage.Batch) {
+		b.LogData(EncodeRecordEvents([]Code{CodeSet}))
+		b.PutMeta("", []byte("a"), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
+		b.Publish([]byte("ch"), []byte("m"))
+		b.Context(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdDel, Flags: storage.LogFlagNotify})
+		b.LogData(EncodeRecordEvents([]Code{CodeDel}))
+		b.PutMeta("", []byte("a"), nil, storage.Metadata{})
+	})
+}
+
+// committedBatch commits, on a fresh engine, a batch that starts with a
+// SET's context (notify bit on) and goes on as fill writes it, and
+// returns the batch's bytes as the commit hook sees them.
+func committedBatch(tb testing.TB, fill func(b *storage.Batch)) []byte {
 	tb.Helper()
 	e, err := storage.Open(storage.Options{Dir: tb.TempDir()})
 	if err != nil {
@@ -44,12 +47,7 @@ func publishBatch(tb testing.TB) []byte {
 	var repr []byte
 	e.SetCommitHook(func(_ uint64, r []byte) { repr = append([]byte(nil), r...) }) // valid until the hook returns
 	b := e.NewBatch(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdSet, Flags: storage.LogFlagNotify})
-	b.LogData(EncodeRecordEvents([]Code{CodeSet}))
-	b.PutMeta("", []byte("a"), nil, storage.Metadata{Type: storage.TypeString, Value: []byte("v")})
-	b.Publish([]byte("ch"), []byte("m"))
-	b.Context(storage.LogData{Type: storage.TypeString, Cmd: storage.CmdDel, Flags: storage.LogFlagNotify})
-	b.LogData(EncodeRecordEvents([]Code{CodeDel}))
-	b.PutMeta("", []byte("a"), nil, storage.Metadata{})
+	fill(b)
 	if _, err := e.Commit(b); err != nil {
 		tb.Fatal(err)
 	}
