@@ -135,14 +135,15 @@ func (c *Client) syncSubscriptions(h *pubsub.Hub) {
 }
 
 // cmdPublish delivers to this node's subscribers and, on a primary with
-// replicas, commits a LogData-only entry so every replica publishes it too
-// (in order with the writes around it).
+// replicas (or one that had a replica within the last hour, which may
+// resume: replication.Node.LogsPublish), commits a LogData-only entry so
+// every replica publishes it too (in order with the writes around it).
 func cmdPublish(c *Ctx) {
 	if c.txn != nil {
 		publishInTxn(c, false)
 		return
 	}
-	if c.Env.Repl != nil && c.Env.Repl.HasReplicas() && !c.Env.Repl.IsReplica() {
+	if c.Env.Repl != nil && c.Env.Repl.LogsPublish() && !c.Env.Repl.IsReplica() {
 		b := c.Env.Store.NewRawBatch(storage.EncodePublish(c.Args[1], c.Args[2]))
 		if !c.commit(b) {
 			return
@@ -172,7 +173,7 @@ func publishInTxn(c *Ctx, shard bool) {
 		n = c.Env.PubSub.ShardReceivers(ch)
 	} else {
 		n = c.Env.PubSub.Receivers(ch)
-		if c.Env.Repl != nil && c.Env.Repl.HasReplicas() && !c.Env.Repl.IsReplica() {
+		if c.Env.Repl != nil && c.Env.Repl.LogsPublish() && !c.Env.Repl.IsReplica() {
 			c.txn.b.Publish(ch, msg)
 			c.txn.publishes++
 		}

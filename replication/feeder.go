@@ -82,6 +82,7 @@ func (n *Node) ServePSYNC(nc net.Conn, readCmd CommandReader, replID string, wan
 		f.close()
 		n.mu.Lock()
 		delete(n.feeders, f)
+		n.replicaGone = time.Now()
 		n.acked()
 		n.mu.Unlock()
 		n.log.Info("replica disconnected", "replica", f.name())

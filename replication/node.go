@@ -60,6 +60,7 @@ type Node struct {
 	idFile       [2]string // the id and state the replid file holds; idUnknown at first
 	link         *link     // non-nil while a replica
 	feeders      map[*feeder]struct{}
+	replicaGone  time.Time     // when a replica last disconnected (LogsPublish)
 	acks         chan struct{} // closed (and replaced) when a replica acknowledges or leaves
 
 	// Counters for INFO stats.
@@ -541,6 +542,21 @@ func (n *Node) HasReplicas() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return len(n.feeders) > 0
+}
+
+// publishLogTTL is how long after its last replica went a primary still
+// writes PUBLISH records to its replication log, so that a replica that
+// comes back with a partial resync gets the messages published meanwhile,
+// as Redis's do from its backlog, which it keeps for repl-backlog-ttl (an
+// hour by default).
+const publishLogTTL = time.Hour
+
+// LogsPublish reports whether a PUBLISH must go to the replication log: a
+// replica is connected, or one was within publishLogTTL and may resume.
+func (n *Node) LogsPublish() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.feeders) > 0 || !n.replicaGone.IsZero() && time.Since(n.replicaGone) < publishLogTTL
 }
 
 // WaitAcks blocks until at least want replicas acknowledged offset, until

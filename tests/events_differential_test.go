@@ -1062,6 +1062,12 @@ type evGen struct {
 	rng   *rand.Rand
 	base  time.Time
 	fresh map[int]bool // odd slots given out
+	// channel, when set, is where the stream's PUBLISHes go; otherwise
+	// each goes to a key's keyspace channel, joining that key's events.
+	// Concurrent writers each publish on their own channel: Cairn orders
+	// a key's events with the writes of that key, and a PUBLISH takes no
+	// key lock.
+	channel string
 }
 
 func newEvGen(seed int64) *evGen {
@@ -1257,6 +1263,16 @@ func evAllKeys(name string, keys []string) ([]string, []string) {
 
 var evBuilders = []evBuilder{
 	{5, func(g *evGen) ([]string, []string) { return evOne([]string{"GET", g.key()}, 1) }},
+	// A message on a key's keyspace channel joins that key's sequence: in
+	// MULTI/EXEC it must arrive between the events of the commands around
+	// it, as Redis delivers it.
+	{2, func(g *evGen) ([]string, []string) {
+		k, msg := g.key(), "message:"+g.value()
+		if g.channel != "" {
+			return []string{"PUBLISH", g.channel, msg}, nil
+		}
+		return []string{"PUBLISH", evKeyspace + k, msg}, []string{k}
+	}},
 	{14, func(g *evGen) ([]string, []string) {
 		return evOne(append([]string{"SET", g.key(), g.value()}, g.setOptions()...), 1)
 	}},
@@ -1796,6 +1812,7 @@ func TestReplicaEventsUnderConcurrentWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			g := newEvGen(seed + int64(w))
+			g.channel = "publish:w" + strconv.Itoa(w)
 			for sent := 0; sent < n/writers; {
 				if w == 0 {
 					// A fault every ~20 pipelines of this writer.
