@@ -283,8 +283,16 @@ func (h *Hub) Receivers(channel []byte) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	n := 0
+	h.match(channel, func(e *entry, _ bool) { n += len(e.subs) })
+	return n
+}
+
+// match calls fn with the entry of channel's exact subscribers, if any,
+// then with the entry of each pattern that matches channel (pattern
+// true). The caller holds h.mu.
+func (h *Hub) match(channel []byte, fn func(e *entry, pattern bool)) {
 	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		n += len(e.subs)
+		fn(e, false)
 	}
 	for _, i := range h.prefixLens {
 		if i > len(channel) {
@@ -292,11 +300,10 @@ func (h *Hub) Receivers(channel []byte) int {
 		}
 		for _, e := range h.byPrefix[string(channel[:i])] {
 			if e.anySuffix || glob.Match(e.name, channel, false) {
-				n += len(e.subs)
+				fn(e, true)
 			}
 		}
 	}
-	return n
 }
 
 // ShardReceivers returns the number of subscribers of shard channel
@@ -315,25 +322,17 @@ func (h *Hub) publish(channel, payload []byte, ns *string) int {
 	defer h.mu.RUnlock()
 	n := 0
 	var m *Message // one for the whole publication, reset for each entry
-	if e := h.byKind[KindChannel][string(channel)]; e != nil {
-		m = publication(channel, payload)
-		m.reset(KindChannel, nil)
+	h.match(channel, func(e *entry, pattern bool) {
+		if m == nil {
+			m = publication(channel, payload)
+		}
+		if pattern {
+			m.reset(KindPattern, e.name)
+		} else {
+			m.reset(KindChannel, nil)
+		}
 		n += e.deliver(m, ns)
-	}
-	for _, i := range h.prefixLens {
-		if i > len(channel) {
-			break
-		}
-		for _, e := range h.byPrefix[string(channel[:i])] {
-			if e.anySuffix || glob.Match(e.name, channel, false) {
-				if m == nil {
-					m = publication(channel, payload)
-				}
-				m.reset(KindPattern, e.name)
-				n += e.deliver(m, ns)
-			}
-		}
-	}
+	})
 	if m != nil {
 		m.release()
 	}
