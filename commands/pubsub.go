@@ -143,13 +143,19 @@ func cmdPublish(c *Ctx) {
 		publishInTxn(c, false)
 		return
 	}
-	if c.Env.Repl != nil && c.Env.Repl.LogsPublish() && !c.Env.Repl.IsReplica() {
+	if c.logsPublish() {
 		b := c.Env.Store.NewRawBatch(storage.EncodePublish(c.Args[1], c.Args[2]))
 		if !c.commit(b) {
 			return
 		}
 	}
 	c.W.Int(int64(c.Env.PubSub.Publish(c.Args[1], c.Args[2])))
+}
+
+// logsPublish reports whether a PUBLISH goes to the replication log: on a
+// primary that has, or lately had, a replica (replication.Node.LogsPublish).
+func (c *Ctx) logsPublish() bool {
+	return c.Env.Repl != nil && !c.Env.Repl.IsReplica() && c.Env.Repl.LogsPublish()
 }
 
 func cmdSPublish(c *Ctx) {
@@ -173,7 +179,7 @@ func publishInTxn(c *Ctx, shard bool) {
 		n = c.Env.PubSub.ShardReceivers(ch)
 	} else {
 		n = c.Env.PubSub.Receivers(ch)
-		if c.Env.Repl != nil && c.Env.Repl.LogsPublish() && !c.Env.Repl.IsReplica() {
+		if c.logsPublish() {
 			c.txn.b.Publish(ch, msg)
 			c.txn.publishes++
 		}

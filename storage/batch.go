@@ -104,7 +104,8 @@ func (e *Engine) NewRawBatch(logData []byte) *Batch {
 
 // Publish adds a PUBLISH's record (EncodePublish) at the current position
 // of a transaction's batch: replicas deliver the message in order with the
-// events of the records around it (notify.Extract).
+// events of the records around it (notify.Extract). A PUBLISH outside a
+// transaction has a batch of its own (NewRawBatch).
 func (b *Batch) Publish(channel, message []byte) {
 	_ = b.b.LogData(EncodePublish(channel, message), nil)
 }
@@ -465,7 +466,8 @@ func (e *Engine) runLength(group []*commitWaiter) int {
 
 // mergeable reports whether the batch may share a commit with others: it
 // neither flushes nor changes namespaces (those reset in-memory state) nor
-// carries a PUBLISH (replicas recognize one by a batch's first record).
+// is a PUBLISH's own batch (NewRawBatch), which commits alone. (Replicas
+// read a PUBLISH record anywhere in a batch, so the last could merge.)
 func (b *Batch) mergeable() bool {
 	return !b.solo && len(b.flush) == 0 && len(b.nsSet) == 0 && len(b.nsDel) == 0
 }
