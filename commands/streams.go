@@ -696,20 +696,27 @@ func (c *Ctx) trim(b *storage.Batch, m *storage.Metadata, t *trimArgs, added *st
 
 // trimFirst deletes the first n entries of the stream m (metadata
 // updated), all of them in its head node, which keeps more than n: the
-// end of an exact MAXLEN trim. added is as for trim.
+// end of an exact MAXLEN trim. added is as for trim. The entry after
+// them, read by the same scan, is the new first (added when the storage
+// does not hold it yet).
 func (c *Ctx) trimFirst(b *storage.Batch, m *storage.Metadata, n int64, added *streamEntry) (int64, bool) {
 	gone := make([]*streamEntry, 0, n)
+	first := added
 	if !c.scanEntries(m, streamID{}, maxStreamID, false, func(e *streamEntry) bool {
+		if int64(len(gone)) == n {
+			first = e
+			return false
+		}
 		gone = append(gone, e)
-		return int64(len(gone)) < n
+		return true
 	}) {
 		return 0, false
 	}
-	if !c.fixFirstID(m, gone, added) {
-		return 0, false
+	if first != nil { // else the head count was wrong: DEBUG CHECK-VALUES says so
+		m.Stream.FirstID = first.id
 	}
 	c.deleteEntries(b, m, gone)
-	return n, true
+	return int64(len(gone)), true
 }
 
 // nextAutoID returns the ID XADD "*" gives after last at now (ms).
