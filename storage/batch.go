@@ -45,6 +45,20 @@ type Batch struct {
 	subkeys      map[string][]byte
 	trackSubkeys bool
 
+	// A transaction's batch (holdMeta, NewTxnBatch) holds each key's
+	// metadata record back until it commits (writeHeld), so that a key
+	// its commands write again and again gets one record, not one each:
+	// every record is a memtable insert. held lists the rows whose
+	// records wait, in order; heldAt maps a metadata key to its waiting
+	// row (a row no longer there was replaced by a later record of its
+	// key). A record that an events record precedes (eventsNext) is
+	// written at once: replicas take events for the metadata record that
+	// follows them.
+	holdMeta   bool
+	held       []int
+	heldAt     map[string]int
+	eventsNext bool
+
 	// quiet is set while the context records are added under is quiet
 	// (LogFlagQuiet).
 	quiet bool
@@ -114,13 +128,24 @@ func (b *Batch) Publish(channel, message []byte) {
 // command of a transaction's batch adds its own). The records after a
 // quiet context (LogFlagQuiet), up to the next context, are quiet.
 func (b *Batch) Context(l LogData) {
+	quiet := l.Flags&LogFlagQuiet != 0
+	if quiet != b.quiet {
+		// Replicas take a record's quietness from the context before it.
+		b.writeHeld()
+	}
 	_ = b.b.LogData(l.Encode(), nil)
-	b.quiet = l.Flags&LogFlagQuiet != 0
+	b.quiet = quiet
+	b.eventsNext = false
 }
 
-// LogData adds an encoded LogData record other than a context (an events
-// record) at the current position.
-func (b *Batch) LogData(p []byte) { _ = b.b.LogData(p, nil) }
+// LogData adds an encoded LogData record other than a context, an events
+// record (notify.EncodeRecordEvents), at the current position: the next
+// metadata record the batch writes is the key whose events it names, and
+// is written right after it.
+func (b *Batch) LogData(p []byte) {
+	_ = b.b.LogData(p, nil)
+	b.eventsNext = true
+}
 
 // NewMultiBatch starts a batch without a LogData record, for a
 // transaction: each command in it adds its own context with LogData
@@ -224,9 +249,51 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 	kv := appendMetaKey(make([]byte, 0, 2+len(ns)+len(key)+m.encodedLen()), ns, key)
 	klen := len(kv)
 	kv = m.encode(kv)
-	_ = b.b.Set(kv[:klen], kv[klen:], nil)
-	b.rows = append(b.rows, rowUpdate{k: kv[:klen:klen], v: kv[klen:], origin: b.Origin, quiet: b.quiet})
+	b.putMetaRecord(kv[:klen:klen], kv[klen:])
 	return m
+}
+
+// putMetaRecord adds metadata key k's record: v, or a deletion when v is
+// nil. A transaction's batch holds a Set back (see holdMeta) unless an
+// events record waits for it; any other record of k replaces the one held.
+func (b *Batch) putMetaRecord(k, v []byte) {
+	row := rowUpdate{k: k, v: v, origin: b.Origin, quiet: b.quiet}
+	i, isHeld := b.heldAt[string(k)]
+	if b.holdMeta && v != nil && !b.eventsNext {
+		if isHeld {
+			b.rows[i] = row
+			return
+		}
+		if b.heldAt == nil {
+			b.heldAt = make(map[string]int)
+		}
+		b.heldAt[string(k)] = len(b.rows)
+		b.held = append(b.held, len(b.rows))
+		b.rows = append(b.rows, row)
+		return
+	}
+	if isHeld {
+		delete(b.heldAt, string(k))
+	}
+	b.eventsNext = false
+	if v == nil {
+		_ = b.b.Delete(k, nil)
+	} else {
+		_ = b.b.Set(k, v, nil)
+	}
+	b.rows = append(b.rows, row)
+}
+
+// writeHeld adds the metadata records the batch holds back.
+func (b *Batch) writeHeld() {
+	for _, i := range b.held {
+		r := b.rows[i]
+		if j, ok := b.heldAt[string(r.k)]; ok && j == i {
+			_ = b.b.Set(r.k, r.v, nil)
+		}
+	}
+	b.held = b.held[:0]
+	clear(b.heldAt)
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under
@@ -246,9 +313,7 @@ func (b *Batch) ForgetKey(ns string, key []byte, old Metadata) {
 		_ = b.b.Delete(expireKey(ns, old.ExpireAt, key), nil)
 	}
 	b.addDelta(ns, d)
-	mk := metaKey(ns, key)
-	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk, origin: b.Origin, quiet: b.quiet})
+	b.putMetaRecord(metaKey(ns, key), nil)
 }
 
 // MarkKey writes a deletion of key's metadata record that a later record
@@ -256,9 +321,7 @@ func (b *Batch) ForgetKey(ns string, key []byte, old Metadata) {
 // it (LogData records) belong to it. RENAME uses one to publish "new" for
 // its destination before "rename_from" for its source, as Redis does.
 func (b *Batch) MarkKey(ns string, key []byte) {
-	mk := metaKey(ns, key)
-	_ = b.b.Delete(mk, nil)
-	b.rows = append(b.rows, rowUpdate{k: mk, origin: b.Origin, quiet: b.quiet})
+	b.putMetaRecord(metaKey(ns, key), nil)
 }
 
 // deleteExpireEntry removes a stale expiry-index entry.
@@ -268,6 +331,7 @@ func (b *Batch) deleteExpireEntry(ns string, ms int64, key []byte) {
 
 // FlushNamespace removes every key of ns.
 func (b *Batch) FlushNamespace(ns string) {
+	b.writeHeld() // the flush removes them with the rest
 	for _, p := range [][]byte{metaPrefix(ns), subkeyPrefix(ns), valuePrefix(ns), chunkPrefix(ns), expirePrefix(ns)} {
 		_ = b.b.DeleteRange(p, prefixEnd(p), nil)
 	}
@@ -369,6 +433,7 @@ var waiters = sync.Pool{New: func() any { return &commitWaiter{wake: make(chan s
 // of the batch was applied (ErrClosed during shutdown, or an injected
 // fault); Pebble treats a failed WAL write as fatal and exits the process.
 func (e *Engine) Commit(b *Batch) (uint64, error) {
+	b.writeHeld()
 	w := waiters.Get().(*commitWaiter)
 	w.b = b
 	var group []*commitWaiter

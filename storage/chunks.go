@@ -90,6 +90,7 @@ func (e *Engine) EditedInlineMax() int { return min(e.InlineValueMax(), chunkSiz
 func (e *Engine) NewTxnBatch() *Batch {
 	b := e.NewMultiBatch()
 	b.trackSubkeys = true
+	b.holdMeta = true
 	return b
 }
 

@@ -165,3 +165,137 @@ func TestWALFaultIsFatal(t *testing.T) {
 	}
 	e.Close() // Pebble may report more of the failed WAL: the handler records it
 }
+
+// TestTxnBatchHoldsMetadata checks the records a transaction's batch
+// commits when its commands write the same keys again and again: one
+// metadata record per key, at the end, except where replicas need a
+// record in place (after an events record, before a change of quietness
+// or a flush), and that the keys read back as last written. Each step is
+// "ctx", "quiet" (a quiet context), "ev" (an events record), "put K V",
+// "del K" or "flush"; the records are shown the same way, "set K V" for a
+// metadata Set.
+func TestTxnBatchHoldsMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		steps   string
+		records string
+		want    map[string]string // "" for absent
+	}{{
+		name:    "repeated writes of a key make one record",
+		steps:   "ctx; put a 1; ctx; put a 2; ctx; put b 1; ctx; put a 3",
+		records: "ctx; ctx; ctx; ctx; set a 3; set b 1",
+		want:    map[string]string{"a": "3", "b": "1"},
+	}, {
+		name:    "a write after an events record is in place",
+		steps:   "ctx; put a 1; ctx; ev; put a 2; ctx; put a 3",
+		records: "ctx; ctx; ev; set a 2; ctx; set a 3",
+		want:    map[string]string{"a": "3"},
+	}, {
+		name:    "a deletion replaces the held record",
+		steps:   "ctx; put a 1; put b 1; ctx; del a; ctx; put b 2",
+		records: "ctx; ctx; del a; ctx; set b 2",
+		want:    map[string]string{"a": "", "b": "2"},
+	}, {
+		name:    "a key written again after its deletion",
+		steps:   "ctx; put a 1; ctx; ev; del a; ctx; put a 2",
+		records: "ctx; ctx; ev; del a; ctx; set a 2",
+		want:    map[string]string{"a": "2"},
+	}, {
+		name:    "a change of quietness writes the held records first",
+		steps:   "ctx; put a 1; quiet; put a 2; put b 1; ctx; put b 2",
+		records: "ctx; set a 1; quiet; set a 2; set b 1; ctx; set b 2",
+		want:    map[string]string{"a": "2", "b": "2"},
+	}, {
+		name:    "a flush removes the records held before it",
+		steps:   "ctx; put a 1; put b 1; ctx; flush; ctx; put b 2",
+		records: "ctx; ctx; set a 1; set b 1; flush; ctx; set b 2",
+		want:    map[string]string{"a": "", "b": "2"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := openTest(t, t.TempDir())
+			defer e.Close()
+			var repr []byte
+			e.SetCommitHook(func(_ uint64, r []byte) { repr = bytes.Clone(r) })
+			b := e.NewTxnBatch()
+			live := map[string]*Metadata{}
+			for _, step := range strings.Split(tc.steps, "; ") {
+				f := strings.Fields(step)
+				switch f[0] {
+				case "ctx", "quiet":
+					l := LogData{Type: TypeString, Cmd: CmdSet}
+					if f[0] == "quiet" {
+						l.Flags = LogFlagQuiet
+					}
+					b.Context(l)
+				case "ev":
+					b.LogData([]byte{0xE1, 1})
+				case "put":
+					m := b.PutMeta("", []byte(f[1]), live[f[1]], Metadata{Type: TypeString, Value: []byte(f[2])})
+					live[f[1]] = &m
+				case "del":
+					b.DeleteKey("", []byte(f[1]), *live[f[1]])
+					delete(live, f[1])
+				case "flush":
+					b.FlushNamespace("")
+					clear(live)
+				}
+			}
+			if _, err := e.Commit(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := renderRecords(t, repr); got != tc.records {
+				t.Errorf("records:\n got %s\nwant %s", got, tc.records)
+			}
+			for key, want := range tc.want {
+				m, found, err := e.GetMeta("", []byte(key))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := string(m.Value); found != (want != "") || got != want {
+					t.Errorf("key %s: found %v, value %q; want %q", key, found, got, want)
+				}
+			}
+			if n := e.DBSize(""); n != int64(len(live)) {
+				t.Errorf("DBSIZE %d, want %d", n, len(live))
+			}
+		})
+	}
+}
+
+// renderRecords shows a batch's contexts, events records and metadata
+// records as TestTxnBatchHoldsMetadata's steps do.
+func renderRecords(t *testing.T, repr []byte) string {
+	t.Helper()
+	var out []string
+	err := ReadBatch(repr, func(r Record) {
+		switch {
+		case r.Kind == RecordLogData:
+			l, err := DecodeLogData(r.Key)
+			switch {
+			case err != nil:
+				out = append(out, "ev")
+			case l.Flags&LogFlagQuiet != 0:
+				out = append(out, "quiet")
+			default:
+				out = append(out, "ctx")
+			}
+		case !IsMetaKey(r.Key):
+		case r.Kind == RecordDeleteRange:
+			out = append(out, "flush")
+		case r.Kind == RecordDelete:
+			_, key, _ := DecodeMetaKey(r.Key)
+			out = append(out, "del "+string(key))
+		default:
+			_, key, _ := DecodeMetaKey(r.Key)
+			m, err := DecodeMetadata(r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("set %s %s", key, m.Value))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, "; ")
+}

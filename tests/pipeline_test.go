@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -9,11 +10,27 @@ import (
 // TestPipelinedWritesMatchRedis sends the event test's random string and
 // key commands in pipelines of 1 to 64 requests, which Cairn runs as
 // groups sharing one batch, to Cairn and to redis-server: every reply and
-// every key's event sequence must be Redis's.
+// every key's event sequence must be Redis's, and a replica of Cairn must
+// end with the primary's keys. With all events, none or some of them
+// enabled: a group writes a key's metadata once, unless events go with
+// it (storage.Batch's holdMeta).
 func TestPipelinedWritesMatchRedis(t *testing.T) {
 	seed, n := evSettings(t)
-	cairn := StartCairn(t, "--notify-keyspace-events", "KEAnm")
-	redis := StartRedis(t, "--notify-keyspace-events", "KEAnm")
+	for i, flags := range []string{"KEAnm", "", "Klzh"} {
+		t.Run(fmt.Sprintf("events=%q", flags), func(t *testing.T) { pipelinedWrites(t, seed+int64(i), n, flags) })
+	}
+}
+
+func pipelinedWrites(t *testing.T, seed int64, n int, flags string) {
+	args := []string{"--notify-keyspace-events", flags}
+	if flags == "" {
+		args = append(args, diffSmallInline...) // values in chunk records
+	}
+	cairn := StartCairnEnv(t, leDebug, args...)
+	replica := StartCairnEnv(t, leDebug, "--slaveof", "127.0.0.1 "+strconv.Itoa(cairn.Port))
+	redis := StartRedis(t, "--notify-keyspace-events", flags)
+	// So that both primaries count a replica's PSYNC and REPLCONF.
+	waitLinkUp(t, StartRedis(t, "--replicaof", "127.0.0.1 "+strconv.Itoa(redis.Port)).Client())
 	subs := []*evCollector{evSubscribe(t, "cairn", cairn), evSubscribe(t, "redis", redis)}
 	conns := []*RawConn{cairn.Raw(), redis.Raw()}
 	g := newEvGen(seed)
@@ -64,11 +81,23 @@ func TestPipelinedWritesMatchRedis(t *testing.T) {
 	}
 	total := evSamePerKey(t, marker, subs[1], subs[0])
 	// Grouped or not, every request counts as Redis counts it.
-	checkSameCounters(t, conns[0], conns[1], diffStatsFields, "psubscribe", "ping", "client", "hello")
+	checkSameCounters(t, conns[0], conns[1], diffStatsFields, "psubscribe", "ping", "client", "hello", "psync", "replconf")
 	// Grouped writes share batches: far fewer batches than requests.
 	batches := stat(t, cairn.Client(), "replication", "master_repl_offset")
 	if batches*2 > int64(sent) {
 		t.Errorf("%d batches for %d pipelined requests: the pipelines were not grouped", batches, sent)
+	}
+	waitCaughtUp(t, cairn.Client(), replica.Client())
+	compareData(t, "replica after the pipelines", cairn.Client(), replica.Client())
+	checkValues(t, cairn, "on the primary")
+	checkValues(t, replica, "on the replica")
+	// Values of keys without a TTL (the servers' expiry times differ by
+	// when each ran the command).
+	ours, theirs := snapshot(t, cairn.Client()), snapshot(t, redis.Client())
+	for k, st := range ours {
+		if st.expireAt == -1 && theirs[k].expireAt == -1 && (st.typ != theirs[k].typ || st.val != theirs[k].val) {
+			t.Errorf("key %s at the end: cairn %+v, redis %+v", k, st, theirs[k])
+		}
 	}
 	t.Logf("seed %d: %d requests in %d pipelines, %d batches; %d events compared", seed, sent, pipelines, batches, total)
 }
