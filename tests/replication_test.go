@@ -335,11 +335,17 @@ func (w *writer) finish(t *testing.T) {
 	}
 }
 
-// signal sends sig to a node without waiting for it to exit.
+// signal sends sig to a node without waiting for it to exit; after
+// SIGSTOP it waits until the node has stopped.
 func signal(t *testing.T, n *Node, sig syscall.Signal) {
 	t.Helper()
 	if err := n.cmd.Process.Signal(sig); err != nil {
 		t.Fatalf("signal %v: %v", sig, err)
+	}
+	if sig == syscall.SIGSTOP {
+		if err := waitStopped(n.cmd.Process.Pid); err != nil {
+			t.Fatalf("SIGSTOP: %v", err)
+		}
 	}
 }
 
