@@ -623,7 +623,7 @@ func (e *Env) DispatchGroup(cl *Client, w *resp.Writer, reqs [][][]byte) {
 	defer e.pause.leave(cl)
 	unlock := e.Store.Locks.Lock(cl.Namespace, keys...)
 	defer unlock()
-	t := &txnBatch{b: e.Store.NewTxnBatch()}
+	t := &txnBatch{b: e.Store.NewTxnBatch(), overlay: make(map[string]txnKey, writes)}
 	t.b.Origin = cl.ID
 	cl.group = t
 	defer func() { cl.group = nil }()

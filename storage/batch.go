@@ -49,14 +49,11 @@ type Batch struct {
 	// metadata record back until it commits (writeHeld), so that a key
 	// its commands write again and again gets one record, not one each:
 	// every record is a memtable insert. held lists the rows whose
-	// records wait, in order; heldAt maps a metadata key to its waiting
-	// row (a row no longer there was replaced by a later record of its
-	// key). A record that an events record precedes (eventsNext) is
-	// written at once: replicas take events for the metadata record that
-	// follows them.
+	// records wait, in order, at most maxHeld. A record that an events
+	// record precedes (eventsNext) is written at once: replicas take
+	// events for the metadata record that follows them.
 	holdMeta   bool
 	held       []int
-	heldAt     map[string]int
 	eventsNext bool
 
 	// quiet is set while the context records are added under is quiet
@@ -258,42 +255,39 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 // events record waits for it; any other record of k replaces the one held.
 func (b *Batch) putMetaRecord(k, v []byte) {
 	row := rowUpdate{k: k, v: v, origin: b.Origin, quiet: b.quiet}
-	i, isHeld := b.heldAt[string(k)]
-	if b.holdMeta && v != nil && !b.eventsNext {
-		if isHeld {
-			b.rows[i] = row
-			return
+	h := slices.IndexFunc(b.held, func(i int) bool { return string(b.rows[i].k) == string(k) })
+	if h >= 0 && (!b.holdMeta || v == nil || b.eventsNext) {
+		b.held = slices.Delete(b.held, h, h+1)
+	}
+	switch {
+	case !b.holdMeta || v == nil || b.eventsNext:
+		b.eventsNext = false
+		if v == nil {
+			_ = b.b.Delete(k, nil)
+		} else {
+			_ = b.b.Set(k, v, nil)
 		}
-		if b.heldAt == nil {
-			b.heldAt = make(map[string]int)
-		}
-		b.heldAt[string(k)] = len(b.rows)
-		b.held = append(b.held, len(b.rows))
-		b.rows = append(b.rows, row)
+	case h >= 0:
+		b.rows[b.held[h]] = row
 		return
-	}
-	if isHeld {
-		delete(b.heldAt, string(k))
-	}
-	b.eventsNext = false
-	if v == nil {
-		_ = b.b.Delete(k, nil)
-	} else {
-		_ = b.b.Set(k, v, nil)
+	default:
+		if len(b.held) == maxHeld {
+			b.writeHeld() // which bounds the search above
+		}
+		b.held = append(b.held, len(b.rows))
 	}
 	b.rows = append(b.rows, row)
 }
 
+// maxHeld is the most metadata records a batch holds back.
+const maxHeld = 32
+
 // writeHeld adds the metadata records the batch holds back.
 func (b *Batch) writeHeld() {
 	for _, i := range b.held {
-		r := b.rows[i]
-		if j, ok := b.heldAt[string(r.k)]; ok && j == i {
-			_ = b.b.Set(r.k, r.v, nil)
-		}
+		_ = b.b.Set(b.rows[i].k, b.rows[i].v, nil)
 	}
 	b.held = b.held[:0]
-	clear(b.heldAt)
 }
 
 // DeleteKey removes key from ns. old is its current metadata as read under

@@ -175,6 +175,13 @@ func TestWALFaultIsFatal(t *testing.T) {
 // "del K" or "flush"; the records are shown the same way, "set K V" for a
 // metadata Set.
 func TestTxnBatchHoldsMetadata(t *testing.T) {
+	// More keys than the batch holds back: the first maxHeld are written
+	// when one more comes.
+	var many, manyRecords []string
+	for i := range maxHeld + 1 {
+		many = append(many, fmt.Sprintf("put k%d 1", i))
+		manyRecords = append(manyRecords, fmt.Sprintf("set k%d 1", i))
+	}
 	for _, tc := range []struct {
 		name    string
 		steps   string
@@ -210,6 +217,11 @@ func TestTxnBatchHoldsMetadata(t *testing.T) {
 		steps:   "ctx; put a 1; put b 1; ctx; flush; ctx; put b 2",
 		records: "ctx; ctx; set a 1; set b 1; flush; ctx; set b 2",
 		want:    map[string]string{"a": "", "b": "2"},
+	}, {
+		name:    "a batch holds at most maxHeld records",
+		steps:   "ctx; " + strings.Join(many, "; ") + "; put k0 2",
+		records: "ctx; " + strings.Join(manyRecords, "; ") + "; set k0 2",
+		want:    map[string]string{"k0": "2", "k1": "1", fmt.Sprint("k", maxHeld): "1"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := openTest(t, t.TempDir())
