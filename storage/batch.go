@@ -256,25 +256,25 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 func (b *Batch) putMetaRecord(k, v []byte) {
 	row := rowUpdate{k: k, v: v, origin: b.Origin, quiet: b.quiet}
 	h := slices.IndexFunc(b.held, func(i int) bool { return string(b.rows[i].k) == string(k) })
-	if h >= 0 && (!b.holdMeta || v == nil || b.eventsNext) {
-		b.held = slices.Delete(b.held, h, h+1)
-	}
-	switch {
-	case !b.holdMeta || v == nil || b.eventsNext:
+	if b.holdMeta && v != nil && !b.eventsNext {
+		if h >= 0 {
+			b.rows[b.held[h]] = row
+			return
+		}
+		if len(b.held) == maxHeld {
+			b.writeHeld() // which bounds the search above
+		}
+		b.held = append(b.held, len(b.rows))
+	} else {
+		if h >= 0 {
+			b.held = slices.Delete(b.held, h, h+1)
+		}
 		b.eventsNext = false
 		if v == nil {
 			_ = b.b.Delete(k, nil)
 		} else {
 			_ = b.b.Set(k, v, nil)
 		}
-	case h >= 0:
-		b.rows[b.held[h]] = row
-		return
-	default:
-		if len(b.held) == maxHeld {
-			b.writeHeld() // which bounds the search above
-		}
-		b.held = append(b.held, len(b.rows))
 	}
 	b.rows = append(b.rows, row)
 }

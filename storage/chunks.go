@@ -86,7 +86,8 @@ func (e *Engine) EditedInlineMax() int { return min(e.InlineValueMax(), chunkSiz
 // NewTxnBatch is NewMultiBatch for a batch whose commands read what the
 // earlier ones wrote (EXEC, a pipelined group): it remembers the chunk
 // records it writes, which Engine.LoadValueRange reads when given the
-// batch (the metadata the caller keeps itself).
+// batch (the metadata the caller keeps itself), and holds each key's
+// metadata record back until it commits (see Batch.holdMeta).
 func (e *Engine) NewTxnBatch() *Batch {
 	b := e.NewMultiBatch()
 	b.trackSubkeys = true
