@@ -54,13 +54,23 @@ func newList() storage.Metadata {
 
 // elementAt returns element pos of the live list m (pos < m.Size); on a
 // storage error, or a missing record, it replies and returns ok=false.
-func (c *Ctx) elementAt(m *storage.Metadata, pos uint64) (v []byte, ok bool) {
-	v, found, ok := c.field(m, storage.ListIndex(m.Head+pos))
-	if ok && !found {
+// With take the caller deletes the element, which is then read without
+// filling the member cache (Engine.TakeField).
+func (c *Ctx) elementAt(m *storage.Metadata, pos uint64, take bool) (v []byte, ok bool) {
+	read := c.Env.Store.GetField
+	if take {
+		read = c.Env.Store.TakeField
+	}
+	v, found, err := read(c.batch(), c.ns(), m, storage.ListIndex(m.Head+pos))
+	switch {
+	case err != nil:
+		c.storageError(err)
+		return nil, false
+	case !found:
 		c.W.Error(errInconsistent)
 		return nil, false
 	}
-	return v, ok
+	return v, true
 }
 
 // elements returns n elements of the live list m from position from on
@@ -203,7 +213,7 @@ func (c *Ctx) endElements(m *storage.Metadata, left bool, n uint64) (out [][]byt
 		from = m.Size - n
 	}
 	if n == 1 { // one point read, no iterator
-		v, ok := c.elementAt(m, from)
+		v, ok := c.elementAt(m, from, true)
 		return [][]byte{v}, ok
 	}
 	if out, ok = c.elements(m, from, n); !ok {
@@ -351,7 +361,7 @@ func cmdLIndex(c *Ctx) {
 	if !ok {
 		return
 	}
-	if v, ok := c.elementAt(&k.m, pos); ok {
+	if v, ok := c.elementAt(&k.m, pos, false); ok {
 		c.W.Bulk(v)
 	}
 }

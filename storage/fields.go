@@ -84,6 +84,19 @@ var errFieldsCorrupt = errors.New("hash fields do not fit their metadata")
 // GetField returns a copy of field f of the hash m of ns, and whether it
 // exists, reading what batch b (nil: none) wrote before the database.
 func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, bool, error) {
+	return e.getField(b, ns, m, f, true)
+}
+
+// TakeField is GetField for a field the caller is about to delete (a
+// popped list element): what it reads from Pebble stays out of the member
+// cache, which would only have to forget it again.
+func (e *Engine) TakeField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, bool, error) {
+	return e.getField(b, ns, m, f, false)
+}
+
+// getField is GetField, which fills the member cache from Pebble with
+// fill, and TakeField.
+func (e *Engine) getField(b *Batch, ns string, m *Metadata, f []byte, fill bool) ([]byte, bool, error) {
 	k := fieldKey(make([]byte, 0, 11+len(ns)+len(f)), ns, m.Version, f)
 	if b != nil && b.subkeys != nil {
 		if v, ok := b.subkeys[string(k)]; ok {
@@ -104,7 +117,9 @@ func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, b
 	defer e.dbMu.RUnlock()
 	v, closer, err := e.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
-		e.members.fill(k, nil, epoch)
+		if fill {
+			e.members.fill(k, nil, epoch)
+		}
 		return nil, false, nil
 	}
 	if err != nil {
@@ -115,7 +130,9 @@ func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, b
 	if memberReadHook != nil {
 		memberReadHook()
 	}
-	e.members.fill(k, out, epoch)
+	if fill {
+		e.members.fill(k, out, epoch)
+	}
 	return out, true, nil
 }
 
