@@ -112,12 +112,15 @@ func cmdPFAdd(c *Ctx) {
 	if !ok {
 		return
 	}
+	// orig is what an error leaves, if no element changed v; only a
+	// sparse sketch's update can fail (hll.Add).
 	var orig []byte
 	changed := !k.live
-	if k.live {
-		orig = bytes.Clone(v)
-	} else {
+	switch {
+	case !k.live:
 		v = hll.New()
+	case hll.Encoding(v) != hll.Dense:
+		orig = bytes.Clone(v)
 	}
 	sparseMax := c.hllSparseMax()
 	for _, elem := range c.Args[2:] {
