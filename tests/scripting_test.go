@@ -289,12 +289,19 @@ func TestScriptKilledInTransaction(t *testing.T) {
 	}
 	other.Expect("$1\r\n1\r\n", "GET", "ma")
 
+	mon := n.Raw()
+	mon.Expect("+OK\r\n", "MONITOR")
 	tx.Expect("+OK\r\n", "MULTI")
 	tx.Expect("+QUEUED\r\n", "SET", "mb", "1")
 	tx.Expect("+QUEUED\r\n", "EVAL", "redis.call('set', 'mz', '1') while true do end", "0")
 	tx.Send("EXEC\r\n")
 	// Polling with SCRIPT KILL could kill the script before its first
-	// write; a BUSY reply comes once it has run 100 ms, long after it.
+	// write, and a GET that looks for running scripts before the script
+	// starts waits for the EXEC's locks, which the endless script never
+	// gives back (awaitScripts). So the GETs start once MONITOR shows
+	// the script's write; BUSY comes once it has run 100 ms.
+	for !strings.Contains(mon.Reply(), `[0 lua] "set" "mz" "1"`) {
+	}
 	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
 		return strings.HasPrefix(other.Do("GET", "mb"), "-BUSY")
 	})
