@@ -156,19 +156,39 @@ type Env struct {
 	nsMu      sync.Mutex // serializes NAMESPACE changes
 }
 
-// hotSettings are the options every command reads, resolved once
-// (config.Setting) so that reading them costs no lookup.
+// hotSettings are the options every command reads, and those that writes
+// of a type read once or more each, resolved once (config.Setting) so that
+// reading them costs no lookup.
 type hotSettings struct {
-	once                              sync.Once
-	latencyTracking, slowlogThreshold config.Setting
+	once                                         sync.Once
+	latencyTracking, slowlogThreshold            config.Setting
+	protoMaxBulkLen                              config.Setting
+	hashMaxListpackEntries, hashMaxListpackValue config.Setting
+	setMaxIntsetEntries                          config.Setting
+	zsetMaxListpackEntries, zsetMaxListpackValue config.Setting
+	streamNodeMaxBytes, streamNodeMaxEntries     config.Setting
+	hllSparseMaxBytes                            config.Setting
 }
 
 // settings returns the resolved hot options.
 func (e *Env) settings() *hotSettings {
 	h := &e.hot
 	h.once.Do(func() {
-		h.latencyTracking, _ = e.Config.Setting("latency-tracking")
-		h.slowlogThreshold, _ = e.Config.Setting("slowlog-log-slower-than")
+		for name, s := range map[string]*config.Setting{
+			"latency-tracking":          &h.latencyTracking,
+			"slowlog-log-slower-than":   &h.slowlogThreshold,
+			"proto-max-bulk-len":        &h.protoMaxBulkLen,
+			"hash-max-listpack-entries": &h.hashMaxListpackEntries,
+			"hash-max-listpack-value":   &h.hashMaxListpackValue,
+			"set-max-intset-entries":    &h.setMaxIntsetEntries,
+			"zset-max-listpack-entries": &h.zsetMaxListpackEntries,
+			"zset-max-listpack-value":   &h.zsetMaxListpackValue,
+			"stream-node-max-bytes":     &h.streamNodeMaxBytes,
+			"stream-node-max-entries":   &h.streamNodeMaxEntries,
+			"hll-sparse-max-bytes":      &h.hllSparseMaxBytes,
+		} {
+			*s, _ = e.Config.Setting(name)
+		}
 	})
 	return h
 }

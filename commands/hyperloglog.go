@@ -47,7 +47,7 @@ func init() {
 
 // hllSparseMax returns hll-sparse-max-bytes, the longest a sparse
 // HyperLogLog grows before it is made dense.
-func (c *Ctx) hllSparseMax() int { return int(c.Env.Config.Int("hll-sparse-max-bytes")) }
+func (c *Ctx) hllSparseMax() int { return int(c.Env.settings().hllSparseMaxBytes.Int()) }
 
 // readHLL reads key, whose lock the command holds, as a HyperLogLog: its
 // state and a copy of its bytes, which the caller may change (nil for a

@@ -48,7 +48,7 @@ func init() {
 // (and size members in all) as an intset: integers only, at most
 // set-max-intset-entries of them.
 func (c *Ctx) setIntset(size uint64, ms ...[]byte) bool {
-	if int64(size) > c.Env.Config.Int("set-max-intset-entries") {
+	if int64(size) > c.Env.settings().setMaxIntsetEntries.Int() {
 		return false
 	}
 	for _, x := range ms {

@@ -351,11 +351,11 @@ func (c *Ctx) appendEntry(b *storage.Batch, m *storage.Metadata, id streamID, pa
 	for _, p := range pairs {
 		total += uint64(len(p))
 	}
-	maxBytes := uint64(c.Env.Config.Int("stream-node-max-bytes"))
+	maxBytes := uint64(c.Env.settings().streamNodeMaxBytes.Int())
 	if maxBytes == 0 || maxBytes > 1<<30 {
 		maxBytes = 1 << 30
 	}
-	maxEntries := uint64(c.Env.Config.Int("stream-node-max-entries"))
+	maxEntries := uint64(c.Env.settings().streamNodeMaxEntries.Int())
 	var master [][]byte
 	hasTail := s.TailBytes != 0
 	if hasTail {
@@ -568,7 +568,7 @@ func (c *Ctx) finishTrimArgs(t trimArgs, limitGiven, xadd bool, idAt int, id str
 			return fail("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		}
 	case t.approx:
-		t.limit = 100 * c.Env.Config.Int("stream-node-max-entries")
+		t.limit = 100 * c.Env.settings().streamNodeMaxEntries.Int()
 		if t.limit <= 0 || t.limit > 10000 {
 			t.limit = 10000
 		}

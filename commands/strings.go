@@ -402,7 +402,7 @@ func cmdGetEx(c *Ctx) {
 }
 
 // maxBulk returns proto-max-bulk-len, the largest string value allowed.
-func (c *Ctx) maxBulk() int64 { return c.Env.Config.Bytes("proto-max-bulk-len") }
+func (c *Ctx) maxBulk() int64 { return c.Env.settings().protoMaxBulkLen.Int() }
 
 // lockedString takes key's lock, released by the returned func (which
 // the caller defers, whatever ok is), and reads the key for a

@@ -39,7 +39,7 @@ func init() {
 // members, none longer than longest, as a listpack
 // (zset-max-listpack-entries and -value).
 func (c *Ctx) zsetListpack(size uint64, longest int) bool {
-	return int64(size) <= c.Env.Config.Int("zset-max-listpack-entries") && int64(longest) <= c.Env.Config.Int("zset-max-listpack-value")
+	return int64(size) <= c.Env.settings().zsetMaxListpackEntries.Int() && int64(longest) <= c.Env.settings().zsetMaxListpackValue.Int()
 }
 
 // zsetEncoding is the OBJECT ENCODING of the sorted set m.
