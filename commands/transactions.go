@@ -327,6 +327,10 @@ type txnBatch struct {
 	// with one commits even without writes.
 	publishes int
 	scratch   []byte // keyOf's buffer
+	// popped is the list key the last pop took an element of (namespace,
+	// NUL, key): the next pop of that key reads the following elements
+	// ahead (readAhead).
+	popped []byte
 }
 
 // commit commits the batch for cl if anything was written to it; on an

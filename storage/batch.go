@@ -44,6 +44,9 @@ type Batch struct {
 	// later commands' reads, when trackSubkeys is set (NewTxnBatch).
 	subkeys      map[string][]byte
 	trackSubkeys bool
+	// ahead holds list elements read from the database ahead of the pops
+	// of a transaction that take them (ReadListAhead, TakeField).
+	ahead map[string][]byte
 
 	// A transaction's batch (holdMeta, NewTxnBatch) holds each key's
 	// metadata record back until it commits (writeHeld), so that a key

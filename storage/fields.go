@@ -106,6 +106,11 @@ func (e *Engine) getField(b *Batch, ns string, m *Metadata, f []byte, fill bool)
 	if b != nil && slices.Contains(b.flush, ns) {
 		return nil, false, nil
 	}
+	if !fill {
+		if v, ok := b.takeAhead(k); ok {
+			return v, true, nil
+		}
+	}
 	if v, hit := e.members.getSettled(k); hit {
 		if v == nil {
 			return nil, false, nil
@@ -134,6 +139,19 @@ func (e *Engine) getField(b *Batch, ns string, m *Metadata, f []byte, fill bool)
 		e.members.fill(k, out, epoch)
 	}
 	return out, true, nil
+}
+
+// takeAhead returns, and forgets, element record k when ReadListAhead
+// read it into b (nil: none).
+func (b *Batch) takeAhead(k []byte) ([]byte, bool) {
+	if b == nil || b.ahead == nil {
+		return nil, false
+	}
+	v, ok := b.ahead[string(k)]
+	if ok {
+		delete(b.ahead, string(k))
+	}
+	return v, ok
 }
 
 // memberReadHook, when set (by tests only, before any read), runs in

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,6 +56,39 @@ func (e *Engine) ScanList(b *Batch, ns string, m *Metadata, from uint64, fn func
 		return fmt.Errorf("storage: list element %d: %w", pos, errListCorrupt)
 	}
 	return nil
+}
+
+// listAheadMax and listAheadBytes bound what ReadListAhead reads: the
+// elements of this many pops, and about this many bytes of them.
+const (
+	listAheadMax   = 32
+	listAheadBytes = 64 << 10
+)
+
+// ReadListAhead reads the elements of the list m of ns that the next pops
+// at its head (left) or tail, from position pos on, will take, unless the
+// one at pos is read already: up to listAheadMax of them, as ScanList
+// reads them, into b, a transaction's batch (NewTxnBatch), where those
+// pops find them (TakeField) instead of reading each from Pebble. The key
+// locks the transaction holds keep them as read; its own writes of them
+// come first, as its later reads always take those.
+func (e *Engine) ReadListAhead(b *Batch, ns string, m *Metadata, left bool, pos uint64) error {
+	if _, ok := b.ahead[string(fieldKey(nil, ns, m.Version, ListIndex(m.Head+pos)))]; ok || !b.trackSubkeys {
+		return nil
+	}
+	from, to := pos, min(pos+listAheadMax, m.Size)
+	if !left {
+		from, to = pos+1-min(pos+1, listAheadMax), pos+1
+	}
+	if b.ahead == nil {
+		b.ahead = make(map[string][]byte)
+	}
+	size := 0
+	return e.ScanList(b, ns, m, from, func(at uint64, v []byte) bool {
+		b.ahead[string(fieldKey(nil, ns, m.Version, ListIndex(m.Head+at)))] = bytes.Clone(v)
+		size += len(v)
+		return at+1 < to && size < listAheadBytes
+	})
 }
 
 // DeleteListRange deletes the element records of the list m of ns at

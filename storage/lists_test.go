@@ -66,6 +66,18 @@ func TestListsMatchModel(t *testing.T) {
 		ops := 1
 		if txn {
 			ops = 1 + rng.IntN(5)
+			// Elements read ahead for pops before the operations must
+			// not hide what the operations write (takeAhead, below).
+			if m != nil && rng.IntN(2) == 0 {
+				left := rng.IntN(2) == 0
+				pos := uint64(0)
+				if !left {
+					pos = m.Size - 1
+				}
+				if err := e.ReadListAhead(b, "", m, left, pos); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		var desc string
 		for op := range ops {
@@ -123,6 +135,14 @@ func TestListsMatchModel(t *testing.T) {
 			}
 			if txn { // only a transaction batch reads its own records
 				check(b, m, next, fmt.Sprintf("round %d op %d (%s), in the batch", round, op, desc))
+			}
+		}
+		if txn && m != nil { // what a pop takes: read ahead or not, the model's
+			for pos := range m.Size {
+				v, found, err := e.TakeField(b, "", m, ListIndex(m.Head+pos))
+				if err != nil || !found || string(v) != next[pos] {
+					t.Fatalf("round %d: TakeField of position %d: %q, %v, %v; want %q", round, pos, v, found, err, next[pos])
+				}
 			}
 		}
 		if _, err := e.Commit(b); err != nil {
