@@ -88,8 +88,9 @@ func (e *Engine) GetField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, b
 }
 
 // TakeField is GetField for a field the caller is about to delete (a
-// popped list element): what it reads from Pebble stays out of the member
-// cache, which would only have to forget it again.
+// popped list element): it takes the field from those ReadListAhead read
+// into b when it is there, and what it reads from Pebble stays out of the
+// member cache, which would only have to forget it again.
 func (e *Engine) TakeField(b *Batch, ns string, m *Metadata, f []byte) ([]byte, bool, error) {
 	return e.getField(b, ns, m, f, false)
 }
