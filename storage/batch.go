@@ -39,23 +39,23 @@ type Batch struct {
 	e *Engine
 	// inlineMax is the engine's Options.InlineValueMax.
 	inlineMax int
-	// subkeys holds the chunk and member (field) records a transaction's
-	// batch wrote (nil value: deleted), by their Pebble keys, for its
-	// later commands' reads, when trackSubkeys is set (NewTxnBatch).
-	subkeys      map[string][]byte
-	trackSubkeys bool
-	// ahead holds list elements read from the database ahead of the pops
-	// of a transaction that take them (ReadListAhead, TakeField).
-	ahead map[string][]byte
+	// txn is set for a transaction's batch (NewTxnBatch), whose commands
+	// read what the earlier ones wrote. subkeys then holds the chunk and
+	// member (field) records it wrote (nil value: deleted), by their
+	// Pebble keys, for its later commands' reads, and ahead the list
+	// elements read from the database ahead of the pops that take them
+	// (ReadListAhead, TakeField).
+	txn     bool
+	subkeys map[string][]byte
+	ahead   map[string][]byte
 
-	// A transaction's batch (holdMeta, NewTxnBatch) holds each key's
-	// metadata record back until it commits (writeHeld), so that a key
-	// its commands write again and again gets one record, not one each:
-	// every record is a memtable insert. held lists the rows whose
-	// records wait, in order, at most maxHeld. A record that an events
-	// record precedes (eventsNext) is written at once: replicas take
-	// events for the metadata record that follows them.
-	holdMeta   bool
+	// A transaction's batch holds each key's metadata record back until
+	// it commits (writeHeld), so that a key its commands write again and
+	// again gets one record, not one each: every record is a memtable
+	// insert. held lists the rows whose records wait, in order, at most
+	// maxHeld. A record that an events record precedes (eventsNext) is
+	// written at once: replicas take events for the metadata record that
+	// follows them.
 	held       []int
 	eventsNext bool
 
@@ -254,12 +254,12 @@ func (b *Batch) PutMeta(ns string, key []byte, old *Metadata, m Metadata) Metada
 }
 
 // putMetaRecord adds metadata key k's record: v, or a deletion when v is
-// nil. A transaction's batch holds a Set back (see holdMeta) unless an
+// nil. A transaction's batch holds a Set back (see held) unless an
 // events record waits for it; any other record of k replaces the one held.
 func (b *Batch) putMetaRecord(k, v []byte) {
 	row := rowUpdate{k: k, v: v, origin: b.Origin, quiet: b.quiet}
 	h := slices.IndexFunc(b.held, func(i int) bool { return string(b.rows[i].k) == string(k) })
-	if b.holdMeta && v != nil && !b.eventsNext {
+	if b.txn && v != nil && !b.eventsNext {
 		if h >= 0 {
 			b.rows[b.held[h]] = row
 			return

@@ -87,11 +87,10 @@ func (e *Engine) EditedInlineMax() int { return min(e.InlineValueMax(), chunkSiz
 // earlier ones wrote (EXEC, a pipelined group): it remembers the chunk
 // records it writes, which Engine.LoadValueRange reads when given the
 // batch (the metadata the caller keeps itself), and holds each key's
-// metadata record back until it commits (see Batch.holdMeta).
+// metadata record back until it commits (see Batch.held).
 func (e *Engine) NewTxnBatch() *Batch {
 	b := e.NewMultiBatch()
-	b.trackSubkeys = true
-	b.holdMeta = true
+	b.txn = true
 	return b
 }
 
@@ -101,14 +100,14 @@ func (b *Batch) putChunk(ns string, id uint64, idx uint32, v []byte) {
 }
 
 // putSubkey writes record k, a chunk or a member (field), as v; v == nil
-// deletes it. A tracking batch keeps its own copy of v.
+// deletes it. A transaction's batch keeps its own copy of v.
 func (b *Batch) putSubkey(k, v []byte) {
 	if v == nil {
 		_ = b.b.Delete(k, nil)
 	} else {
 		_ = b.b.Set(k, v, nil)
 	}
-	if b.trackSubkeys {
+	if b.txn {
 		if v != nil {
 			v = append(make([]byte, 0, len(v)), v...)
 		}
@@ -167,7 +166,7 @@ func (b *Batch) dropValue(ns string, key []byte, old *Metadata, keep uint32) {
 		// deletion, so it does not cover them.
 		from := chunkKey(make([]byte, 0, 14+len(ns)), ns, old.Version, keep)
 		_ = b.b.DeleteRange(from, prefixEnd(from[:len(from)-4]), nil)
-		if b.trackSubkeys {
+		if b.txn {
 			// Commands later in the batch read what it deleted as gone.
 			for i := keep; i < chunkCount(old.Size); i++ {
 				b.trackSubkey(chunkKey(nil, ns, old.Version, i), nil)

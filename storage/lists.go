@@ -73,7 +73,10 @@ const (
 // locks the transaction holds keep them as read; its own writes of them
 // come first, as its later reads always take those.
 func (e *Engine) ReadListAhead(b *Batch, ns string, m *Metadata, left bool, pos uint64) error {
-	if _, ok := b.ahead[string(fieldKey(nil, ns, m.Version, ListIndex(m.Head+pos)))]; ok || !b.trackSubkeys {
+	if !b.txn {
+		return nil
+	}
+	if _, ok := b.ahead[string(fieldKey(nil, ns, m.Version, ListIndex(m.Head+pos)))]; ok {
 		return nil
 	}
 	from, to := pos, min(pos+listAheadMax, m.Size)
@@ -100,7 +103,7 @@ func (b *Batch) DeleteListRange(ns string, m *Metadata, from, to uint64) {
 	if to <= from {
 		return
 	}
-	if to-from < rangeDropFields || b.trackSubkeys {
+	if to-from < rangeDropFields || b.txn {
 		for i := from; i < to; i++ {
 			b.PutField(ns, m.Version, ListIndex(m.Head+i), nil)
 		}
