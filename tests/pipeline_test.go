@@ -13,7 +13,7 @@ import (
 // every key's event sequence must be Redis's, and a replica of Cairn must
 // end with the primary's keys. With all events, none or some of them
 // enabled: a group writes a key's metadata once, unless events go with
-// it (storage.Batch's holdMeta).
+// it (storage.Batch's held records).
 func TestPipelinedWritesMatchRedis(t *testing.T) {
 	seed, n := evSettings(t)
 	for i, flags := range []string{"KEAnm", "", "Klzh"} {

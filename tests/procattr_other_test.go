@@ -8,6 +8,5 @@ import "os/exec"
 // its parent's.
 func dieWithTests(*exec.Cmd) {}
 
-// waitStopped cannot tell here whether a process has stopped; it returns
-// at once.
-func waitStopped(int) error { return nil }
+// stopped cannot tell here whether a process has stopped: it says it has.
+func stopped(int) bool { return true }

@@ -300,8 +300,7 @@ func TestScriptKilledInTransaction(t *testing.T) {
 	// starts waits for the EXEC's locks, which the endless script never
 	// gives back (awaitScripts). So the GETs start once MONITOR shows
 	// the script's write; BUSY comes once it has run 100 ms.
-	for !strings.Contains(mon.Reply(), `[0 lua] "set" "mz" "1"`) {
-	}
+	awaitMonitorLine(mon, `[0 lua] "set" "mz" "1"`)
 	waitFor(t, 20*time.Second, "the writing script to run", func() bool {
 		return strings.HasPrefix(other.Do("GET", "mb"), "-BUSY")
 	})
@@ -312,6 +311,13 @@ func TestScriptKilledInTransaction(t *testing.T) {
 	n.Restart()
 	if ex, err := n.Client().Exists(ctx(t), "mb", "mz").Result(); err != nil || ex != 0 {
 		t.Fatalf("EXISTS mb mz after the stopped transaction: %d, %v; want 0", ex, err)
+	}
+}
+
+// awaitMonitorLine reads the MONITOR connection mon until a line holds
+// want (a read past its deadline fails the test).
+func awaitMonitorLine(mon *RawConn, want string) {
+	for !strings.Contains(mon.Reply(), want) {
 	}
 }
 
@@ -327,11 +333,7 @@ func TestBusyScriptAnswersLockWaiters(t *testing.T) {
 	looper := n.Raw()
 	looper.Send("EVAL \"redis.call('get', KEYS[1]) while true do end\" 1 held\r\n")
 	// MONITOR shows the script's GET once it holds the lock of held.
-	for {
-		if strings.Contains(mon.Reply(), `[0 lua] "get" "held"`) {
-			break
-		}
-	}
+	awaitMonitorLine(mon, `[0 lua] "get" "held"`)
 
 	single := n.Raw()
 	single.Send("GET held\r\n")
