@@ -52,8 +52,9 @@ func hashEncoding(m *storage.Metadata) string {
 // that leaves m.Size fields: a hash table once a listpack would be too
 // long (hash-max-listpack-entries and -value).
 func (c *Ctx) grownHash(m *storage.Metadata, f, v []byte) byte {
-	maxLen := c.Env.settings().hashMaxListpackValue.Int()
-	if int64(len(f)) > maxLen || int64(len(v)) > maxLen || int64(m.Size) > c.Env.settings().hashMaxListpackEntries.Int() {
+	s := c.Env.settings()
+	maxLen := s.hashMaxListpackValue.Int()
+	if int64(len(f)) > maxLen || int64(len(v)) > maxLen || int64(m.Size) > s.hashMaxListpackEntries.Int() {
 		return m.Flags | storage.FlagHashTable
 	}
 	return m.Flags

@@ -39,7 +39,8 @@ func init() {
 // members, none longer than longest, as a listpack
 // (zset-max-listpack-entries and -value).
 func (c *Ctx) zsetListpack(size uint64, longest int) bool {
-	return int64(size) <= c.Env.settings().zsetMaxListpackEntries.Int() && int64(longest) <= c.Env.settings().zsetMaxListpackValue.Int()
+	s := c.Env.settings()
+	return int64(size) <= s.zsetMaxListpackEntries.Int() && int64(longest) <= s.zsetMaxListpackValue.Int()
 }
 
 // zsetEncoding is the OBJECT ENCODING of the sorted set m.
